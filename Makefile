@@ -1,0 +1,33 @@
+# Every target builds its own virtual environment from nothing.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+TORCH := torch==2.13.0
+
+.PHONY: venv test demo bench lint clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# torch first, as the CPU build on local disk; otherwise stable-baselines3 pulls a CUDA build.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet $(TORCH)
+	$(BIN)/pip install --quiet -e '.[test,train]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+test: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -q
+
+demo: venv
+	$(BIN)/python -m baselines.demo
+
+bench: venv
+	$(BIN)/python -m baselines.bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache

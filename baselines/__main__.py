@@ -1,0 +1,77 @@
+"""Command line: `python -m baselines solve|evaluate ENV_ID [key=value ...] [--json]`."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+import time
+
+import baselines
+from baselines.heuristics import heuristic
+
+
+def parse_kwargs(pairs: list[str]) -> dict[str, object]:
+    """`key=value` pairs; values are Python literals where they parse, else strings."""
+    kwargs: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise ValueError(f"arguments must look like key=value, got {pair!r}")
+        try:
+            kwargs[key] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            kwargs[key] = text
+    return kwargs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m baselines", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    solve = commands.add_parser("solve", help="the optimal value of a game")
+    solve.add_argument("--method", default="auto", choices=baselines.METHODS)
+    evaluate = commands.add_parser("evaluate", help="the exact value of a policy")
+    evaluate.add_argument(
+        "--policy", required=True, help="'optimal' or a named heuristic (see baselines.heuristics)"
+    )
+    for command in (solve, evaluate):
+        command.add_argument("env_id")
+        command.add_argument("kwargs", nargs="*", metavar="key=value")
+        command.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    try:
+        kwargs = parse_kwargs(args.kwargs)
+        if args.command == "solve":
+            solution = baselines.solve(args.env_id, method=args.method, **kwargs)
+            result = {
+                "env_id": args.env_id,
+                "kwargs": kwargs,
+                "value": solution.value,
+                "seconds": solution.seconds,
+                "method": solution.method,
+                "states": len(solution.state_values),
+                "bellman_residual": solution.bellman_residual,
+            }
+        else:
+            start = time.perf_counter()
+            if args.policy == "optimal":
+                policy = baselines.solve(args.env_id, method="generic", **kwargs)
+            else:
+                policy = heuristic(args.env_id, args.policy, **kwargs)
+            evaluation = baselines.evaluate(policy, args.env_id, **kwargs)
+            result = {"env_id": args.env_id, "kwargs": kwargs, "policy": args.policy}
+            result.update(evaluation.as_dict())
+            result["seconds"] = time.perf_counter() - start
+    except (ValueError, TypeError) as error:
+        parser.exit(2, f"error: {error}\n")
+    if args.json:
+        print(json.dumps(result, default=str))
+    else:
+        for key, value in result.items():
+            print(f"{key:>16}: {value:.10g}" if isinstance(value, float) else f"{key:>16}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""Hand-written policies from the source documents, by name, for exact evaluation.
+
+Each entry builds a policy (observation -> action) from the game model, since some rules
+depend on the game's parameters (the number of rounds, the die's size).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from dice_envs import make_model
+from dice_envs.games.d20_rounds import REROLL, TAKE, D20Rounds
+from dice_envs.games.sum_avoid import ROLL, STOP, SumAvoid
+
+Policy = Callable[[object], int]
+
+
+def stop_at(threshold: int) -> Policy:
+    """Sum-avoid: roll until the sum is at least `threshold`, then stop."""
+    return lambda total: STOP if int(total) >= threshold else ROLL
+
+
+def remainder_thresholds(N: int, thresholds: dict[int, int | None]) -> Policy:
+    """Sum-avoid: stop once the sum reaches the threshold of its remainder class (None: never).
+
+    Seed 000 reads the optimal policy this way: T_r is the least sum with remainder r at which
+    stopping is optimal.
+    """
+    return lambda total: (
+        STOP
+        if thresholds.get(int(total) % N) is not None and int(total) >= thresholds[int(total) % N]
+        else ROLL
+    )
+
+
+# Seed 001's strategies. The observation is (rounds left, face).
+def take_anything(model: D20Rounds) -> Policy:
+    return lambda obs: TAKE
+
+
+def roll_once(model: D20Rounds) -> Policy:
+    """Reroll in the first round, take every round after."""
+    return lambda obs: REROLL if int(obs[0]) == model.rounds else TAKE
+
+
+def reroll_below_max(model: D20Rounds) -> Policy:
+    """Reroll every face but the highest (seed 001's 'reroll non-20s')."""
+    return lambda obs: TAKE if int(obs[1]) == model.sides else REROLL
+
+
+def take_above(limit: int) -> Callable[[D20Rounds], Policy]:
+    """Take any face above `limit` (seed 001's 'take greater than 10'), reroll the rest."""
+    return lambda model: lambda obs: TAKE if int(obs[1]) > limit else REROLL
+
+
+def _sum_avoid(name: str, model: SumAvoid) -> Policy | None:
+    match = re.fullmatch(r"stop-at-(\d+)", name)
+    return stop_at(int(match.group(1))) if match else None
+
+
+def _d20(name: str, model: D20Rounds) -> Policy | None:
+    named = {
+        "take-anything": take_anything,
+        "roll-once": roll_once,
+        "reroll-below-max": reroll_below_max,
+    }
+    if name in named:
+        return named[name](model)
+    match = re.fullmatch(r"take-above-(\d+)", name)
+    return take_above(int(match.group(1)))(model) if match else None
+
+
+# env id -> (parser, the names it takes, the seed's list for tables and plots)
+HEURISTICS = {
+    "dice_envs/SumAvoid-v0": (_sum_avoid, "stop-at-K", ["stop-at-20", "stop-at-25", "stop-at-30"]),
+    "dice_envs/D20Rounds-v0": (
+        _d20,
+        "take-anything, roll-once, reroll-below-max, take-above-K",
+        ["take-anything", "roll-once", "reroll-below-max", "take-above-10"],
+    ),
+}
+
+
+def heuristic(env_id: str, name: str, **kwargs) -> Policy:
+    """The named hand-written policy for `env_id` built with the env's keyword arguments."""
+    if env_id not in HEURISTICS:
+        raise ValueError(f"no heuristics for {env_id!r}; games with some: {list(HEURISTICS)}")
+    parse, allowed, _ = HEURISTICS[env_id]
+    policy = parse(name, make_model(env_id, **kwargs))
+    if policy is None:
+        raise ValueError(f"policy for {env_id} must be one of: {allowed}; got {name!r}")
+    return policy

@@ -1,0 +1,141 @@
+"""The Gymnasium adapter shared by every game: it samples the game model's transitions."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from itertools import accumulate
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from dice_envs.games.base import GameModel, State, Transition
+
+# Transition tables are cached per (state, action); a long game clears the cache at this size.
+_CACHE_LIMIT = 1_000_000
+
+
+class DiceEnv(gym.Env):
+    """A thin `gym.Env` over a `GameModel`.
+
+    `step` looks up the model's outcomes of (state, action), cached with their cumulative
+    probabilities, and draws one with `self.np_random`. Subclasses build the model and override
+    `_picture` for the rgb_array render.
+
+    Rules of play, the same for every game: an action outside the action space raises
+    ValueError; `step` before `reset` or after the episode ended raises RuntimeError; in both
+    cases nothing changes. `reset(options={"state": s})` starts from any valid model state `s`
+    (exploring starts, tests). `info["action_mask"]` (int8, 1 = legal) comes with every
+    observation (all zeros once the episode ended), and `action_masks()` returns it as booleans
+    for sb3-contrib's MaskablePPO.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(self, model: GameModel, render_mode: str | None = None) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
+        self.model = model
+        self.render_mode = render_mode
+        self.action_space = spaces.Discrete(model.num_actions)
+        nvec = model.observation_nvec
+        self._scalar_obs = len(nvec) == 1
+        self.observation_space = (
+            spaces.Discrete(nvec[0]) if self._scalar_obs else spaces.MultiDiscrete(nvec)
+        )
+        self._start = self._cumulative(model.initial_states())
+        self._outcomes: dict[tuple[State, int], tuple[list[float], list[Transition]]] = {}
+        self._masks: dict[tuple[int, ...], np.ndarray] = {}
+        self._no_actions = np.zeros(model.num_actions, dtype=np.int8)
+        self.state: State | None = None
+        self.done = True
+        self.episode_return = 0.0
+        self.last_action: int | None = None
+        self.previous_state: State | None = None
+
+    @staticmethod
+    def _cumulative(pairs):
+        # The last bound is forced to 1 so float round-off can never make a draw fall off the end.
+        bounds = list(accumulate(pair[0] for pair in pairs))
+        bounds[-1] = 1.0
+        return bounds, list(pairs)
+
+    def _draw(self, table):
+        bounds, items = table
+        return items[bisect_right(bounds, self.np_random.random())]
+
+    def _observe(self, state: State):
+        obs = self.model.observation(state)
+        return obs if self._scalar_obs else np.array(obs, dtype=np.int64)
+
+    def _mask(self, state: State) -> np.ndarray:
+        legal = self.model.legal_actions(state)
+        mask = self._masks.get(legal)
+        if mask is None:
+            mask = np.zeros(self.model.num_actions, dtype=np.int8)
+            mask[list(legal)] = 1
+            self._masks[legal] = mask
+        return mask.copy()
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if options and options.get("state") is not None:
+            state = self.model.validate_state(options["state"])
+        else:
+            state = self._draw(self._start)[1]
+        self.state, self.done = state, False
+        self.episode_return, self.last_action, self.previous_state = 0.0, None, None
+        return self._observe(state), {"action_mask": self._mask(state)}
+
+    def step(self, action):
+        if self.state is None:
+            raise RuntimeError("step() called before reset()")
+        if self.done:
+            raise RuntimeError("step() called after the episode ended; call reset() first")
+        if not self.action_space.contains(action):
+            raise ValueError(
+                f"action must be an integer in 0..{self.action_space.n - 1}, got {action!r}"
+            )
+        action = int(action)
+        key = (self.state, action)
+        table = self._outcomes.get(key)
+        if table is None:
+            if len(self._outcomes) >= _CACHE_LIMIT:
+                self._outcomes.clear()
+            table = self._outcomes[key] = self._cumulative(self.model.transitions(*key))
+        _prob, state, reward, terminal = self._draw(table)
+        self.previous_state, self.last_action = self.state, action
+        self.state, self.done = state, terminal
+        self.episode_return += reward
+        info = {"action_mask": self._no_actions.copy() if terminal else self._mask(state)}
+        return self._observe(state), reward, terminal, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions of the current state as booleans (all False once the game ended)."""
+        if self.state is None or self.done:
+            return np.zeros(self.model.num_actions, dtype=bool)
+        return self._mask(self.state).astype(bool)
+
+    def render(self):
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode= to make()")
+            return None
+        if self.state is None:
+            raise RuntimeError("render() called before reset()")
+        if self.render_mode == "ansi":
+            return self._text()
+        return self._picture()
+
+    def _text(self) -> str:
+        parts = [self.model.render_text(self.state)]
+        if self.last_action is not None:
+            parts.append(f"last action {self.model.action_names[self.last_action]}")
+        parts.append(f"return {self.episode_return:g}" + (" (game over)" if self.done else ""))
+        return " | ".join(parts)
+
+    def _picture(self) -> np.ndarray:
+        raise NotImplementedError

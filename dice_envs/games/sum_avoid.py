@@ -1,0 +1,86 @@
+"""Sum-avoid-N: roll a die and add; stop for the sum, unless the sum hits a multiple of N.
+
+Source: ../shared/seeds/000 (the "rolling dice game": Bellman equation, value iteration with a
+cap S_max beyond which the player stops).
+"""
+
+from __future__ import annotations
+
+from dice_envs.games.base import Transition, check_int, uniform_die
+
+STOP, ROLL = 0, 1
+
+
+def default_max_sum(N: int, sides: int) -> int:
+    """A cap that leaves the optimal value of the uncapped game unchanged from any sum below it.
+
+    In the uncapped game a sum whose remainder r (mod N) satisfies 1 <= r < N - sides can not bust
+    on the next roll, so rolling there always beats stopping. From any other sum S, one roll
+    followed by the safe rolls loses everything with probability at least 1/sides and otherwise
+    gains less than N + sides, so stopping beats it once S >= (sides - 1) * (N + sides); that set
+    of sums is closed under such moves, hence stopping is optimal there (monotone stopping
+    problem). Optimal play from a sum below that bound therefore never sees a sum above
+    (sides - 1) * (N + sides) + sides + N = sides * (N + sides), and the cap at that sum changes
+    nothing. tests/test_sum_avoid.py checks it against far larger caps.
+    """
+    return sides * (N + sides)
+
+
+class SumAvoid:
+    """The pure model of sum-avoid-N.
+
+    State: the current sum (an int). Actions: 0 stop (the sum is paid and the game ends), 1 roll
+    (a face of 1..sides is added; a positive multiple of N ends the game paying 0, a sum above
+    `max_sum` ends it paying that sum, as if the player stopped). Both actions are always legal.
+    """
+
+    num_actions = 2
+    action_names = ("stop", "roll")
+
+    def __init__(self, N: int = 10, sides: int = 6, max_sum: int | None = None) -> None:
+        self.N = check_int("N", N, 2)
+        self.sides = check_int("sides", sides, 2)
+        if max_sum is None:
+            max_sum = default_max_sum(self.N, self.sides)
+        self.max_sum = check_int("max_sum", max_sum, 1)
+        self.face_probs = uniform_die(self.sides)
+        # Sums seen after a roll reach at most max_sum + sides.
+        self.observation_nvec = (self.max_sum + self.sides + 1,)
+
+    def __repr__(self) -> str:
+        return f"SumAvoid(N={self.N}, sides={self.sides}, max_sum={self.max_sum})"
+
+    def is_bust(self, total: int) -> bool:
+        return total > 0 and total % self.N == 0
+
+    def initial_states(self) -> list[tuple[float, int]]:
+        return [(1.0, 0)]
+
+    def legal_actions(self, state: int) -> tuple[int, ...]:
+        return (STOP, ROLL)
+
+    def transitions(self, state: int, action: int) -> list[Transition]:
+        if action == STOP:
+            return [Transition(1.0, state, float(state), True)]
+        outcomes = []
+        for face, prob in enumerate(self.face_probs, start=1):
+            total = state + face
+            if self.is_bust(total):
+                outcomes.append(Transition(prob, total, 0.0, True))
+            elif total > self.max_sum:
+                outcomes.append(Transition(prob, total, float(total), True))
+            else:
+                outcomes.append(Transition(prob, total, 0.0, False))
+        return outcomes
+
+    def observation(self, state: int) -> int:
+        return state
+
+    def validate_state(self, state: object) -> int:
+        total = check_int("state", state, 0, self.max_sum)
+        if self.is_bust(total):
+            raise ValueError(f"state {total} is a bust (a positive multiple of N={self.N})")
+        return total
+
+    def render_text(self, state: int) -> str:
+        return f"sum {state} (avoid multiples of {self.N}, d{self.sides})"

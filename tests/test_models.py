@@ -1,0 +1,71 @@
+"""The game models: outcome lists are probability distributions, bad arguments are refused."""
+
+import math
+
+import pytest
+from conftest import CASES, case_id
+
+from dice_envs import ENV_IDS, make_model
+from dice_envs.games.base import GameModel, reachable_states
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_every_outcome_list_is_a_distribution(case):
+    model = make_model(case[0], **case[1])
+    assert isinstance(model, GameModel)
+    start = model.initial_states()
+    assert math.isclose(sum(p for p, _ in start), 1.0, abs_tol=1e-12)
+    count = 0
+    for state in reachable_states(model):
+        count += 1
+        legal = model.legal_actions(state)
+        assert legal and set(legal) <= set(range(model.num_actions))
+        assert model.validate_state(state) == state
+        for action in range(model.num_actions):
+            outcomes = model.transitions(state, action)
+            assert all(t.prob > 0 for t in outcomes)
+            assert math.isclose(sum(t.prob for t in outcomes), 1.0, abs_tol=1e-12)
+    assert count > 0
+
+
+def test_all_ids_have_a_model():
+    for env_id in ENV_IDS:
+        assert isinstance(make_model(env_id), GameModel)
+
+
+@pytest.mark.parametrize(
+    "env_id, kwargs, name",
+    [
+        ("dice_envs/SumAvoid-v0", {"N": 1}, "N"),
+        ("dice_envs/SumAvoid-v0", {"N": 10.0}, "N"),
+        ("dice_envs/SumAvoid-v0", {"sides": 1}, "sides"),
+        ("dice_envs/SumAvoid-v0", {"max_sum": 0}, "max_sum"),
+        ("dice_envs/SumAvoid-v0", {"max_sum": 2.5}, "max_sum"),
+        ("dice_envs/SumAvoid-v0", {"max_sum": "big"}, "max_sum"),
+        ("dice_envs/D20Rounds-v0", {"rounds": 0}, "rounds"),
+        ("dice_envs/D20Rounds-v0", {"sides": 1}, "sides"),
+        ("dice_envs/D20Rounds-v0", {"start_face": 0}, "start_face"),
+        ("dice_envs/D20Rounds-v0", {"start_face": 21}, "start_face"),
+        ("dice_envs/D20Rounds-v0", {"sides": 6, "start_face": 7}, "start_face"),
+        ("dice_envs/D20Rounds-v0", {"rounds": True}, "rounds"),
+    ],
+)
+def test_bad_arguments_name_the_argument(env_id, kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        make_model(env_id, **kwargs)
+
+
+def test_unknown_env_id():
+    with pytest.raises(ValueError, match="env_id"):
+        make_model("dice_envs/Nope-v0")
+
+
+def test_validate_state_refuses_non_states():
+    sum_avoid = make_model("dice_envs/SumAvoid-v0")
+    for bad in (-1, 10, 20, sum_avoid.max_sum + 1, "3"):
+        with pytest.raises(ValueError):
+            sum_avoid.validate_state(bad)
+    d20 = make_model("dice_envs/D20Rounds-v0", rounds=5)
+    for bad in ((0, 3), (6, 3), (2, 0), (2, 21), 7, (1, 2, 3)):
+        with pytest.raises(ValueError):
+            d20.validate_state(bad)
