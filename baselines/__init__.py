@@ -19,7 +19,15 @@ from baselines.solvers import Solution, solve_mdp
 from baselines.specialised import SPECIALISED
 from dice_envs import make_model
 
-__all__ = ["Evaluation", "Solution", "TabularMDP", "evaluate", "policy_actions", "solve", "tabulate"]
+__all__ = [
+    "Evaluation",
+    "Solution",
+    "TabularMDP",
+    "evaluate",
+    "policy_actions",
+    "solve",
+    "tabulate",
+]
 
 METHODS = ("auto", "generic", "backward", "value_iteration", "specialised")
 _CACHE: OrderedDict[Any, tuple[TabularMDP, Solution]] = OrderedDict()

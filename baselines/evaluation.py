@@ -63,9 +63,7 @@ def policy_actions(policy, mdp: TabularMDP) -> np.ndarray:
             chunk, _ = policy.predict(batch[lo : lo + PREDICT_BATCH], deterministic=True, **extra)
             chunks.append(np.asarray(chunk).reshape(-1))
         raw = np.concatenate(chunks)
-    elif isinstance(policy, np.ndarray):
-        raw = [policy[obs] for obs in observations]
-    elif isinstance(policy, Mapping):
+    elif isinstance(policy, np.ndarray | Mapping):
         raw = [policy[obs] for obs in observations]
     elif callable(policy):
         if scalar:

@@ -71,7 +71,7 @@ class TabularMDP:
         return self.observation_index[observation_key(obs)]
 
     def policy_matrix(self, actions: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
-        """The transition matrix and expected rewards of a deterministic policy (one action each)."""
+        """Transition matrix and expected rewards of a deterministic policy (an action per state)."""
         n = self.num_states
         matrix = sp.csr_matrix((n, n))
         for action, transitions in enumerate(self.transition_matrices):
@@ -108,9 +108,10 @@ def build_mdp(model: GameModel) -> TabularMDP:
             rewards[i, action] = expected
     matrices = [
         sp.csr_matrix(
-            (np.frombuffer(probs[a]), (np.frombuffer(rows[a], np.int64), np.frombuffer(cols[a], np.int64))), shape=(n, n)
+            (np.frombuffer(p), (np.frombuffer(r, np.int64), np.frombuffer(c, np.int64))),
+            shape=(n, n),
         )
-        for a in range(num_actions)
+        for p, r, c in zip(probs, rows, cols, strict=True)
     ]
     initial = np.zeros(n)
     for prob, state in model.initial_states():
@@ -121,7 +122,8 @@ def build_mdp(model: GameModel) -> TabularMDP:
         order = np.argsort(levels, kind="stable")
         states = [states[i] for i in order]
         matrices = [m[order][:, order].tocsr() for m in matrices]
-        rewards, legal, initial, levels = rewards[order], legal[order], initial[order], levels[order]
+        rewards, legal, initial = rewards[order], legal[order], initial[order]
+        levels = levels[order]
     for matrix in matrices:
         matrix.sort_indices()
     return TabularMDP(

@@ -14,7 +14,6 @@ from baselines.solvers import (
     evaluate_backward,
     evaluate_linear,
     solve_mdp,
-    value_iteration,
 )
 from dice_envs.games.base import Transition
 

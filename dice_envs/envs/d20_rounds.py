@@ -55,4 +55,4 @@ class D20RoundsEnv(DiceEnv):
     def _picture(self) -> np.ndarray:
         rounds_left, face = self.state
         lines = [f"ROUNDS LEFT {rounds_left}", f"MONEY {self.episode_return:g}"]
-        return render_scene([(face, False)], lines)
+        return render_scene([(face, False)], lines, pips=self.model.sides <= 6)

@@ -90,10 +90,12 @@ def draw_text(canvas: np.ndarray, text: str, x: int, y: int, scale: int, color) 
             canvas[y : y + h, left : left + w][block[:h, :w]] = color
 
 
-def draw_die(canvas: np.ndarray, face: int, x: int, y: int, size: int, dim: bool = False) -> None:
-    """A die seen from above: pips for faces 1..6, the number for larger faces."""
+def draw_die(
+    canvas: np.ndarray, face: int, x: int, y: int, size: int, dim: bool = False, pips: bool = True
+) -> None:
+    """A die seen from above: pips for faces 1..6 (if `pips`), else the number."""
     canvas[y : y + size, x : x + size] = DIE_DIM if dim else DIE
-    if face in _PIPS:
+    if pips and face in _PIPS:
         cell, radius = size // 4, max(2, size // 12)
         yy, xx = np.ogrid[:size, :size]
         for row, col in _PIPS[face]:
@@ -113,14 +115,19 @@ def draw_die(canvas: np.ndarray, face: int, x: int, y: int, size: int, dim: bool
         )
 
 
-def render_scene(dice: list[tuple[int, bool]], lines: list[str], width: int = 320) -> np.ndarray:
-    """A picture with a row of dice, each (face, dimmed), above some lines of text."""
+def render_scene(
+    dice: list[tuple[int, bool]], lines: list[str], width: int = 320, pips: bool = True
+) -> np.ndarray:
+    """A picture with a row of dice, each (face, dimmed), above some lines of text.
+
+    `pips=False` writes every face as a number (for dice with more than six faces).
+    """
     size, gap, scale = 48, 12, 2
     height = gap + (size + gap if dice else 0) + len(lines) * 7 * scale + gap
     canvas = np.empty((height, width, 3), dtype=np.uint8)
     canvas[:] = BACKGROUND
     for i, (face, dim) in enumerate(dice):
-        draw_die(canvas, face, gap + i * (size + gap), gap, size, dim)
+        draw_die(canvas, face, gap + i * (size + gap), gap, size, dim, pips)
     top = gap + (size + gap if dice else 0)
     for i, line in enumerate(lines):
         draw_text(canvas, line, gap, top + i * 7 * scale, scale, INK)

@@ -58,4 +58,5 @@ class SumAvoidEnv(DiceEnv):
         rolled = self.last_action == 1
         status = "BUST" if model.is_bust(total) else ("GAME OVER" if self.done else "")
         lines = [f"SUM {total}  {status}", f"AVOID X{model.N}  RETURN {self.episode_return:g}"]
-        return render_scene([(total - self.previous_state, False)] if rolled else [], lines)
+        die = [(total - self.previous_state, False)] if rolled else []
+        return render_scene(die, lines, pips=model.sides <= 6)

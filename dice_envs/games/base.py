@@ -90,7 +90,7 @@ def uniform_die(sides: int) -> tuple[float, ...]:
 
 
 def check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
-    """Return `value` as an int if it is an integer in range, else raise ValueError naming `name`."""
+    """`value` as an int if it is an integer in range, else ValueError naming `name`."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{name} must be an integer, got {value!r}")
     number = int(value)
