@@ -1,10 +1,10 @@
 """Exact baselines for the dice_envs games: optimal solutions and exact policy evaluation.
 
-    import baselines
-    best = baselines.solve("dice_envs/SumAvoid-v0", N=10)
-    best.value, best.action(23)
-    score = baselines.evaluate(lambda s: int(s < 20), "dice_envs/SumAvoid-v0", N=10)
-    score.value, score.gap, score.relative_gap
+import baselines
+best = baselines.solve("dice_envs/SumAvoid-v0", N=10)
+best.value, best.action(23)
+score = baselines.evaluate(lambda s: int(s < 20), "dice_envs/SumAvoid-v0", N=10)
+score.value, score.gap, score.relative_gap
 """
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ class TabularMDP:
         return self.observation_index[observation_key(obs)]
 
     def policy_matrix(self, actions: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
-        """Transition matrix and expected rewards of a deterministic policy (an action per state)."""
+        """Transition matrix and expected rewards of a deterministic policy."""
         n = self.num_states
         matrix = sp.csr_matrix((n, n))
         for action, transitions in enumerate(self.transition_matrices):
