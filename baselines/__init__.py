@@ -16,7 +16,7 @@ from typing import Any
 from baselines.evaluation import Evaluation, evaluate_on, policy_actions
 from baselines.mdp import TabularMDP, build_mdp
 from baselines.solvers import Solution, solve_mdp
-from baselines.specialised import SPECIALISED
+from baselines.specialised import SPECIALISED  # noqa: F401  (re-exported)
 from dice_envs import make_model
 
 __all__ = [
