@@ -97,7 +97,9 @@ def plot_sum_avoid(out: Path) -> str:
     ax.plot(sums, sums, color="0.7", lw=1, label="stop now (V = S)")
     ax.scatter(np.array(sums)[~stop], values[~stop], s=12, color="tab:blue", label="roll")
     ax.scatter(np.array(sums)[stop], values[stop], s=12, color="tab:red", label="stop")
-    ax.set(xlabel="sum S", ylabel="optimal value V(S)", title="Sum-avoid-10 with a d6: V and policy")
+    ax.set(
+        xlabel="sum S", ylabel="optimal value V(S)", title="Sum-avoid-10 with a d6: V and policy"
+    )
     ax.legend()
     fig.tight_layout()
     fig.savefig(out / "sum_avoid_policy.png", dpi=110)
@@ -144,9 +146,7 @@ def plot_sum_avoid(out: Path) -> str:
 def plot_d20(out: Path) -> None:
     rounds = 100
     solution = baselines.solve(D20, rounds=rounds)
-    grid = np.array(
-        [[solution.action((r, f)) for f in range(1, 21)] for r in range(1, rounds + 1)]
-    )
+    grid = np.array([[solution.action((r, f)) for f in range(1, 21)] for r in range(1, rounds + 1)])
     threshold = [int(np.argmin(row)) + 1 for row in grid]  # least face worth taking
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.imshow(
@@ -199,8 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     report = "\n\n".join(sections) + "\n"
     print(report)
     (args.out / "demo_results.md").write_text(report)
-    print(f"plots in {images}/, tables in {args.out / 'demo_results.md'} "
-          f"({time.perf_counter() - start:.1f} s)")
+    print(
+        f"plots in {images}/, tables in {args.out / 'demo_results.md'} "
+        f"({time.perf_counter() - start:.1f} s)"
+    )
     return 0
 
 
