@@ -19,7 +19,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import baselines  # noqa: E402
-from baselines.heuristics import HEURISTICS, heuristic, remainder_thresholds, stop_at  # noqa: E402
+from baselines.heuristics import (  # noqa: E402
+    HEURISTICS,
+    heuristic,
+    remainder_thresholds,
+    stop_at,
+    stop_thresholds,
+)
 from dice_envs import ENV_IDS, make_model  # noqa: E402
 
 SUM_AVOID = "dice_envs/SumAvoid-v0"
@@ -76,17 +82,6 @@ def heuristic_table() -> str:
     return markdown_table(header, rows)
 
 
-def sum_avoid_thresholds(solution, N: int, max_sum: int) -> dict[int, int | None]:
-    """Seed 000's T_r: the least non-bust sum with remainder r where stopping is optimal."""
-    return {
-        r: min(
-            (s for s in range(r, max_sum + 1, N) if (s == 0 or s % N) and solution.action(s) == 0),
-            default=None,
-        )
-        for r in range(N)
-    }
-
-
 def plot_sum_avoid(out: Path) -> str:
     solution = baselines.solve(SUM_AVOID)
     model = make_model(SUM_AVOID)
@@ -110,7 +105,7 @@ def plot_sum_avoid(out: Path) -> str:
     lines = []
     for N in (7, 10, 13):
         sol = baselines.solve(SUM_AVOID, N=N)
-        found = sum_avoid_thresholds(sol, N, make_model(SUM_AVOID, N=N).max_sum)
+        found = stop_thresholds(sol, make_model(SUM_AVOID, N=N))
         classes = [r for r in range(N) if found[r] is not None]
         left.plot(classes, [found[r] for r in classes], "o-", label=f"N={N}")
         never = [r for r in range(N) if found[r] is None]
@@ -132,7 +127,7 @@ def plot_sum_avoid(out: Path) -> str:
     fig.tight_layout()
     fig.savefig(out / "sum_avoid_thresholds.png", dpi=110)
     plt.close(fig)
-    per_class = remainder_thresholds(10, sum_avoid_thresholds(solution, 10, model.max_sum))
+    per_class = remainder_thresholds(10, stop_thresholds(solution, model))
     per_class_value = baselines.evaluate(per_class, SUM_AVOID).value
     return (
         "Optimal thresholds T_r (r: T_r, None = never stop):\n"

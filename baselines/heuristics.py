@@ -34,6 +34,24 @@ def remainder_thresholds(N: int, thresholds: dict[int, int | None]) -> Policy:
     )
 
 
+def stop_thresholds(solution, model: SumAvoid) -> dict[int, int | None]:
+    """Seed 000's reading of an optimal sum-avoid policy: per remainder class r, T_r is the least
+    non-bust sum S = r (mod N), up to the cap, at which the solution stops (None: it never does).
+    """
+    N = model.N
+    return {
+        r: min(
+            (
+                s
+                for s in range(r, model.max_sum + 1, N)
+                if not model.is_bust(s) and solution.action(s) == STOP
+            ),
+            default=None,
+        )
+        for r in range(N)
+    }
+
+
 # Seed 001's strategies. The observation is (rounds left, face).
 def take_anything(model: D20Rounds) -> Policy:
     return lambda obs: TAKE

@@ -3,7 +3,8 @@
 import pytest
 
 import baselines
-from baselines.heuristics import remainder_thresholds
+from baselines.heuristics import remainder_thresholds, stop_thresholds
+from dice_envs import make_model
 from dice_envs.games.sum_avoid import default_max_sum
 
 ID = "dice_envs/SumAvoid-v0"
@@ -28,16 +29,6 @@ SEED_000_TABLE = {
 SEED_000_THRESHOLDS = {0: None, 1: None, 2: None, 3: None, 4: 24, 5: 25, 6: 36, 7: 37, 8: 38, 9: 39}
 
 
-def thresholds(solution, N, max_sum):
-    """T_r = the least non-bust sum with remainder r where stopping is optimal (seed 000)."""
-    result = {}
-    for r in range(N):
-        stops = [s for s in range(r, max_sum + 1, N) if s % N or s == 0]
-        stops = [s for s in stops if solution.action(s) == 0]
-        result[r] = min(stops, default=None)
-    return result
-
-
 @pytest.mark.parametrize("max_sum", [None, 200])
 def test_seed_000_table(max_sum):
     solution = baselines.solve(ID, N=10, max_sum=max_sum)
@@ -50,8 +41,7 @@ def test_seed_000_table(max_sum):
 @pytest.mark.parametrize("max_sum", [None, 200])
 def test_seed_000_thresholds(max_sum):
     solution = baselines.solve(ID, N=10, max_sum=max_sum)
-    cap = max_sum or default_max_sum(10, 6)
-    found = thresholds(solution, 10, cap)
+    found = stop_thresholds(solution, make_model(ID, N=10, max_sum=max_sum))
     assert found == SEED_000_THRESHOLDS
     # The thresholds describe the whole optimal policy: evaluated exactly, they are optimal.
     score = baselines.evaluate(remainder_thresholds(10, found), ID, N=10, max_sum=max_sum)
