@@ -20,6 +20,7 @@ import gymnasium as gym
 import baselines
 import dice_envs  # noqa: F401  (registers the ids)
 from baselines.demo import markdown_table
+from baselines.readme import replace_section
 
 SOLVES = [
     ("dice_envs/SumAvoid-v0", {"N": 10}, "backward"),
@@ -124,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     print(report)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "bench_results.md").write_text(report)
+    if args.out == Path("docs"):
+        replace_section("bench", report.replace("### ", "#### "))
     (args.out / "bench_results.json").write_text(
         json.dumps({"solves": solves, "envs": envs}, indent=1)
     )

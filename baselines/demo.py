@@ -12,21 +12,19 @@ import argparse
 import time
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-import baselines  # noqa: E402
-from baselines.heuristics import (  # noqa: E402
+import baselines
+from baselines.heuristics import (
     HEURISTICS,
     heuristic,
     remainder_thresholds,
     stop_at,
     stop_thresholds,
 )
-from dice_envs import ENV_IDS, make_model  # noqa: E402
+from baselines.readme import replace_section
+from dice_envs import ENV_IDS, make_model
 
 SUM_AVOID = "dice_envs/SumAvoid-v0"
 D20 = "dice_envs/D20Rounds-v0"
@@ -194,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     report = "\n\n".join(sections) + "\n"
     print(report)
     (args.out / "demo_results.md").write_text(report)
+    if args.out == Path("docs"):
+        replace_section("demo", report.replace("\n## ", "\n### ").replace("## ", "### ", 1))
     print(
         f"plots in {images}/, tables in {args.out / 'demo_results.md'} "
         f"({time.perf_counter() - start:.1f} s)"
