@@ -13,10 +13,12 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+import numpy as np
+
 from baselines.evaluation import Evaluation, evaluate_on, policy_actions
 from baselines.mdp import TabularMDP, build_mdp
-from baselines.solvers import Solution, solve_mdp
-from baselines.specialised import SPECIALISED  # noqa: F401  (re-exported)
+from baselines.solvers import Solution, bellman_residual, solve_mdp
+from baselines.specialised import SPECIALISED
 from dice_envs import make_model
 
 __all__ = [
@@ -73,12 +75,35 @@ def _enumerated(env_id: str, kwargs: dict[str, Any]) -> tuple[TabularMDP, Soluti
         _CACHE.move_to_end(key)
         return _CACHE[key]
     mdp = tabulate(env_id, **kwargs)
-    entry = (mdp, solve_mdp(mdp))
+    specialised = SPECIALISED.get(env_id)
+    if specialised is None:
+        entry = (mdp, solve_mdp(mdp))
+    else:
+        entry = (mdp, on_states(specialised(mdp.model), mdp))
     if key is not None:
         _CACHE[key] = entry
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return entry
+
+
+def on_states(solution: Solution, mdp: TabularMDP) -> Solution:
+    """`solution` re-indexed by the states of `mdp` (for a solver with its own indexing)."""
+    rows = np.array([solution.index_of(obs) for obs in mdp.observations], dtype=np.int64)
+    q = solution.q[rows]
+    return Solution(
+        value=solution.value,
+        state_values=solution.state_values[rows],
+        q=q,
+        policy=solution.policy[rows],
+        legal=mdp.legal,
+        index_of=mdp.index_of,
+        method=solution.method,
+        seconds=solution.seconds,
+        bellman_residual=bellman_residual(mdp, solution.state_values[rows]),
+        iterations=solution.iterations,
+        mdp=mdp,
+    )
 
 
 def evaluate(policy: Any, env_id: str, **kwargs: Any) -> Evaluation:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from dice_envs import make_model
 from dice_envs.games.d20_rounds import REROLL, TAKE, D20Rounds
+from dice_envs.games.pig import Pig, keep_pace_policy
 from dice_envs.games.sum_avoid import ROLL, STOP, SumAvoid
 
 Policy = Callable[[object], int]
@@ -72,6 +73,30 @@ def take_above(limit: int) -> Callable[[D20Rounds], Policy]:
     return lambda model: lambda obs: TAKE if int(obs[1]) > limit else REROLL
 
 
+# Pig. The observation is (own score, opponent score, turn total); 0 hold, 1 roll.
+def pig_hold_at(threshold: int) -> Policy:
+    """Hold once the turn total reaches `threshold` (Neller's "hold at 20" for 20)."""
+    return lambda obs: int(int(obs[2]) < threshold)
+
+
+def pig_table(table) -> Policy:
+    """Play a roll-decision table [own, other, turn] (turn total 0 always rolls)."""
+    return lambda obs: int(int(obs[2]) == 0 or bool(table[int(obs[0]), int(obs[1]), int(obs[2])]))
+
+
+def _pig(name: str, model: Pig) -> Policy | None:
+    match = re.fullmatch(r"hold-at-(\d+)", name)
+    if match:
+        return pig_hold_at(int(match.group(1)))
+    if name == "keep-pace":
+        return pig_table(keep_pace_policy(model.goal) > 0.5)
+    if name == "two-player-optimal":
+        from baselines.pig import two_player_optimum
+
+        return pig_table(two_player_optimum(model.goal, model.face_probs).roll)
+    return None
+
+
 def _sum_avoid(name: str, model: SumAvoid) -> Policy | None:
     match = re.fullmatch(r"stop-at-(\d+)", name)
     return stop_at(int(match.group(1))) if match else None
@@ -96,6 +121,11 @@ HEURISTICS = {
         _d20,
         "take-anything, roll-once, reroll-below-max, take-above-K",
         ["take-anything", "roll-once", "reroll-below-max", "take-above-10"],
+    ),
+    "dice_envs/Pig-v0": (
+        _pig,
+        "hold-at-K, keep-pace, two-player-optimal",
+        ["hold-at-20", "hold-at-25", "keep-pace", "two-player-optimal"],
     ),
 }
 

@@ -51,5 +51,11 @@ def solve_d20_rounds(model: D20Rounds) -> Solution:
     )
 
 
+def _solve_pig(model) -> Solution:
+    from baselines.pig import solve_pig
+
+    return solve_pig(model)
+
+
 # env id -> solver taking the model.
-SPECIALISED = {"dice_envs/D20Rounds-v0": solve_d20_rounds}
+SPECIALISED = {"dice_envs/D20Rounds-v0": solve_d20_rounds, "dice_envs/Pig-v0": _solve_pig}

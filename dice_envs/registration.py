@@ -25,6 +25,9 @@ GAMES: dict[str, tuple[str, str]] = {
         "dice_envs.envs.d20_rounds:D20RoundsEnv",
         "dice_envs.games.d20_rounds:D20Rounds",
     ),
+    # optimum OPTIMUM_PIG (goal=100, sides=6, opponent="hold-at-20", coin flip): the agent's win
+    # probability with the exact best response
+    "dice_envs/Pig-v0": ("dice_envs.envs.pig:PigEnv", "dice_envs.games.pig:Pig"),
 }
 
 ENV_IDS = tuple(GAMES)

@@ -8,6 +8,13 @@ CASES = [
     ("dice_envs/D20Rounds-v0", {"rounds": 12}),
     ("dice_envs/D20Rounds-v0", {"rounds": 5, "sides": 6, "start_face": 3}),
     ("dice_envs/D20Rounds-v0", {"rounds": 1}),
+    ("dice_envs/Pig-v0", {"goal": 20}),
+    ("dice_envs/Pig-v0", {"goal": 12, "opponent": "keep-pace", "agent_starts": False}),
+    (
+        "dice_envs/Pig-v0",
+        {"goal": 10, "die_probs": (0.3, 0.1, 0.1, 0.1, 0.2, 0.2), "opponent": "optimal"},
+    ),
+    ("dice_envs/Pig-v0", {"goal": 3, "opponent": "random", "agent_starts": False}),
 ]
 
 

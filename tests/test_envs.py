@@ -174,4 +174,4 @@ def test_renders(case):
     assert isinstance(text, str) and "\n" not in text and "return" in text
     picture = picture_env.render()
     assert picture.dtype == np.uint8 and picture.ndim == 3 and picture.shape[2] == 3
-    assert len(np.unique(picture.reshape(-1, 3), axis=0)) >= 3  # more than a blank canvas
+    assert len(np.unique(picture.reshape(-1, 3), axis=0)) >= 2  # more than a blank canvas

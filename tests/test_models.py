@@ -48,6 +48,18 @@ def test_all_ids_have_a_model():
         ("dice_envs/D20Rounds-v0", {"start_face": 21}, "start_face"),
         ("dice_envs/D20Rounds-v0", {"sides": 6, "start_face": 7}, "start_face"),
         ("dice_envs/D20Rounds-v0", {"rounds": True}, "rounds"),
+        ("dice_envs/Pig-v0", {"goal": 0}, "goal"),
+        ("dice_envs/Pig-v0", {"sides": 1}, "sides"),
+        ("dice_envs/Pig-v0", {"die_probs": (0.5, 0.4)}, "sum to 1"),
+        ("dice_envs/Pig-v0", {"die_probs": (0.5, -0.1, 0.6)}, "non-negative"),
+        ("dice_envs/Pig-v0", {"die_probs": (1.0, 0.0)}, "face 1"),
+        ("dice_envs/Pig-v0", {"die_probs": (1.0,)}, "die_probs"),
+        ("dice_envs/Pig-v0", {"die_probs": "loaded"}, "die_probs"),
+        ("dice_envs/Pig-v0", {"sides": 4, "die_probs": (0.5, 0.5)}, "sides"),
+        ("dice_envs/Pig-v0", {"opponent": "hold-at-0"}, "K >= 1"),
+        ("dice_envs/Pig-v0", {"opponent": "greedy"}, "opponent"),
+        ("dice_envs/Pig-v0", {"opponent": 20}, "opponent"),
+        ("dice_envs/Pig-v0", {"agent_starts": "yes"}, "agent_starts"),
     ],
 )
 def test_bad_arguments_name_the_argument(env_id, kwargs, name):

@@ -58,19 +58,25 @@ def test_cyclic_game_by_value_iteration():
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_backward_induction_value_iteration_and_linear_solve_agree(case):
-    mdp = baselines.tabulate(case[0], **case[1])
-    assert mdp.acyclic
-    backward = solve_mdp(mdp, "backward")
-    iterated = solve_mdp(mdp, "value_iteration", tol=1e-12)
-    np.testing.assert_allclose(backward.state_values, iterated.state_values, atol=1e-9, rtol=0)
-    assert backward.bellman_residual <= 1e-9
+def test_two_solvers_and_the_linear_solve_agree(case):
+    """Backward induction (acyclic) or the specialised solver (cyclic) against value iteration;
+    the optimal policy's exact evaluation against the optimal values."""
+    env_id, kwargs = case
+    mdp = baselines.tabulate(env_id, **kwargs)
+    iterated = solve_mdp(mdp, "value_iteration", tol=1e-13)
+    if mdp.acyclic:
+        other = solve_mdp(mdp, "backward")
+    else:
+        other = baselines.on_states(baselines.solve(env_id, method="specialised", **kwargs), mdp)
+    np.testing.assert_allclose(other.state_values, iterated.state_values, atol=1e-9, rtol=0)
+    assert other.bellman_residual <= 1e-9
     assert iterated.bellman_residual <= 1e-9
-    assert bellman_residual(mdp, backward.state_values) <= 1e-9
-    linear = evaluate_linear(mdp, backward.policy)
-    np.testing.assert_allclose(linear, backward.state_values, atol=1e-9, rtol=0)
-    np.testing.assert_allclose(evaluate_backward(mdp, backward.policy), linear, atol=1e-9, rtol=0)
-    score = baselines.evaluate(backward, case[0], **case[1])
+    assert bellman_residual(mdp, other.state_values) <= 1e-9
+    linear = evaluate_linear(mdp, other.policy)
+    np.testing.assert_allclose(linear, other.state_values, atol=1e-9, rtol=0)
+    if mdp.acyclic:
+        np.testing.assert_allclose(evaluate_backward(mdp, other.policy), linear, atol=1e-9)
+    score = baselines.evaluate(other, env_id, **kwargs)
     assert score.gap == pytest.approx(0.0, abs=1e-9) and score.agreement == pytest.approx(1.0)
 
 

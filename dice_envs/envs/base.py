@@ -48,6 +48,9 @@ class DiceEnv(gym.Env):
             spaces.Discrete(nvec[0]) if self._scalar_obs else spaces.MultiDiscrete(nvec)
         )
         self._start = self._cumulative(model.initial_states())
+        # A model may sample a step its own way (die by die, say); tests check it against
+        # `transitions`.
+        self._sample_step = getattr(model, "sample_step", None)
         self._outcomes: dict[tuple[State, int], tuple[list[float], list[Transition]]] = {}
         self._masks: dict[tuple[int, ...], np.ndarray] = {}
         self._no_actions = np.zeros(model.num_actions, dtype=np.int8)
@@ -101,17 +104,23 @@ class DiceEnv(gym.Env):
                 f"action must be an integer in 0..{self.action_space.n - 1}, got {action!r}"
             )
         action = int(action)
-        key = (self.state, action)
-        table = self._outcomes.get(key)
-        if table is None:
-            if len(self._outcomes) >= _CACHE_LIMIT:
-                self._outcomes.clear()
-            table = self._outcomes[key] = self._cumulative(self.model.transitions(*key))
-        _prob, state, reward, terminal = self._draw(table)
+        if self._sample_step is not None:
+            state, reward, terminal, info = self._sample_step(
+                self.state, action, self.np_random.random
+            )
+        else:
+            key = (self.state, action)
+            table = self._outcomes.get(key)
+            if table is None:
+                if len(self._outcomes) >= _CACHE_LIMIT:
+                    self._outcomes.clear()
+                table = self._outcomes[key] = self._cumulative(self.model.transitions(*key))
+            _prob, state, reward, terminal = self._draw(table)
+            info = {}
         self.previous_state, self.last_action = self.state, action
         self.state, self.done = state, terminal
         self.episode_return += reward
-        info = {"action_mask": self._no_actions.copy() if terminal else self._mask(state)}
+        info["action_mask"] = self._no_actions.copy() if terminal else self._mask(state)
         return self._observe(state), reward, terminal, False, info
 
     def action_masks(self) -> np.ndarray:

@@ -71,7 +71,7 @@ class GameModel(Protocol):
 
 def reachable_states(model: GameModel) -> Iterator[State]:
     """Yield every non-terminal state reachable from the start, in breadth-first order."""
-    start = [state for prob, state in model.initial_states() if prob > 0]
+    start = list(dict.fromkeys(state for prob, state in model.initial_states() if prob > 0))
     seen = set(start)
     queue = deque(start)
     while queue:
