@@ -16,10 +16,12 @@ import time
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 
 import baselines
 import dice_envs  # noqa: F401  (registers the ids)
 from baselines.demo import markdown_table
+from baselines.pig import two_player_optimum
 from baselines.readme import replace_section
 
 SOLVES = [
@@ -31,14 +33,28 @@ SOLVES = [
     ("dice_envs/D20Rounds-v0", {"rounds": 100}, "specialised"),
     ("dice_envs/D20Rounds-v0", {"rounds": 100_000}, "specialised"),
 ]
-# The generic solver enumerates 2 million states and 42 million outcomes in Python here.
-SLOW_SOLVES = [("dice_envs/D20Rounds-v0", {"rounds": 100_000}, "backward")]
+PIG_SOLVES = [
+    ("dice_envs/Pig-v0", {"goal": goal, "opponent": opponent}, method)
+    for goal in (30, 50, 100)
+    for opponent, method in (
+        ("optimal", "specialised"),
+        ("hold-at-20", "specialised"),
+        ("hold-at-20", "value_iteration"),
+    )
+    if not (goal == 100 and method == "value_iteration")
+]
+# Enumerated in Python: 2 million states and 42 million outcomes (D20), 262,000 states (Pig).
+SLOW_SOLVES = [
+    ("dice_envs/D20Rounds-v0", {"rounds": 100_000}, "backward"),
+    ("dice_envs/Pig-v0", {"goal": 100, "opponent": "hold-at-20"}, "value_iteration"),
+]
 
 ENVS = [
     ("FrozenLake-v1", {}),
     ("Blackjack-v1", {}),
     ("dice_envs/SumAvoid-v0", {}),
     ("dice_envs/D20Rounds-v0", {}),
+    ("dice_envs/Pig-v0", {}),
 ]
 
 
@@ -56,7 +72,8 @@ def steps_per_second(env: gym.Env, steps: int, seed: int) -> float:
 
 def bench_solves(skip_slow: bool) -> list[dict]:
     results = []
-    for env_id, kwargs, method in SOLVES + ([] if skip_slow else SLOW_SOLVES):
+    for env_id, kwargs, method in SOLVES + PIG_SOLVES + ([] if skip_slow else SLOW_SOLVES):
+        two_player_optimum.cache_clear()  # time the "optimal" opponent's solve too
         solution = baselines.solve(env_id, method=method, **kwargs)
         results.append(
             {
@@ -70,6 +87,64 @@ def bench_solves(skip_slow: bool) -> list[dict]:
             }
         )
         print(f"solved {env_id} {kwargs} by {method}: {solution.seconds:.3f} s", flush=True)
+    return results
+
+
+def plain_value_iteration(goal: int, tol: float = 1e-9) -> tuple[float, float, int]:
+    """The peer for the two-player Pig optimum: value iteration on whole numpy arrays, every
+    position updated each sweep (seed 002's successive substitution) until no value moves by
+    more than `tol`. Returns (first player's win probability, seconds, sweeps)."""
+    start = time.perf_counter()
+    n, probs = goal, np.full(6, 1 / 6)
+    own, turn = np.arange(n)[:, None, None], np.arange(n)[None, None, :]
+    banked = np.minimum(own + turn, n - 1)[:, 0, :]  # [own, turn]
+    live = (own + turn < n) & np.ones((1, n, 1), dtype=bool)
+    padded = np.ones((n, n, n + 7))  # P[own, other, turn]; a reached goal counts 1
+    padded[:, :, :n][live] = 0.0  # seed 002 starts from P = 0
+    sweeps = 0
+    while True:
+        sweeps += 1
+        start_values = padded[:, :, 0]  # [own, other]
+        roll = probs[0] * (1 - start_values.T[:, :, None])
+        for face in range(2, 7):
+            roll = roll + probs[face - 1] * padded[:, :, face : face + n]
+        hold = 1 - np.transpose(start_values[:, banked], (1, 0, 2))
+        best = np.where(turn > 0, np.maximum(roll, hold), roll)
+        best = np.where(live, best, 1.0)
+        change = float(np.max(np.abs(best - padded[:, :, :n])))
+        padded[:, :, :n] = best
+        if change <= tol:
+            return float(padded[0, 0, 0]), time.perf_counter() - start, sweeps
+
+
+def bench_two_player() -> list[dict]:
+    """The game-theoretic Pig optimum (both players optimal): layered policy iteration, and
+    plain whole-array value iteration as the peer in the same run."""
+    results = []
+    for goal in (30, 50, 100):
+        two_player_optimum.cache_clear()
+        optimum = two_player_optimum(goal, (1 / 6,) * 6)
+        plain_value, plain_seconds, sweeps = plain_value_iteration(goal)
+        for method, value, seconds in (
+            ("layered policy iteration", optimum.value, optimum.seconds),
+            (f"plain value iteration, {sweeps} sweeps", plain_value, plain_seconds),
+        ):
+            results.append(
+                {
+                    "env_id": "Pig two-player optimum",
+                    "kwargs": {"goal": goal},
+                    "method": method,
+                    "states": goal * goal * (goal + 1) // 2,
+                    "value": value,
+                    "seconds": seconds,
+                    "bellman_residual": float("nan"),
+                }
+            )
+        print(
+            f"two-player optimum, goal {goal}: {optimum.seconds:.3f} s layered, "
+            f"{plain_seconds:.3f} s plain ({plain_seconds / optimum.seconds:.0f}x)",
+            flush=True,
+        )
     return results
 
 
@@ -93,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-slow", action="store_true", help="skip the 1-minute generic solve")
     parser.add_argument("--out", type=Path, default=Path("docs"))
     args = parser.parse_args(argv)
-    solves = bench_solves(args.skip_slow)
+    solves = bench_two_player() + bench_solves(args.skip_slow)
     envs = bench_envs(args.steps, args.repeats)
     solve_rows = [
         [

@@ -23,10 +23,13 @@ from baselines.heuristics import (
     stop_at,
     stop_thresholds,
 )
+from baselines.pig import best_response, two_player_optimum
 from baselines.readme import replace_section
 from dice_envs import ENV_IDS, make_model
+from dice_envs.games.base import uniform_die
 
 SUM_AVOID = "dice_envs/SumAvoid-v0"
+PIG = "dice_envs/Pig-v0"
 D20 = "dice_envs/D20Rounds-v0"
 
 
@@ -176,6 +179,47 @@ def plot_d20(out: Path) -> None:
     plt.close(fig)
 
 
+def pig_hold_boundary(roll: np.ndarray, goal: int) -> np.ndarray:
+    """[own, other]: the least turn total at which the policy holds (goal - own if never)."""
+    boundary = np.full((goal, goal), np.nan)
+    for own in range(goal - 2):
+        holds = ~roll[own, :, 2 : goal - own]
+        first = np.argmax(holds, axis=1) + 2
+        boundary[own] = np.where(holds.any(axis=1), first, goal - own)
+    boundary[goal - 2 :] = 2
+    return boundary
+
+
+def plot_pig(out: Path) -> str:
+    goal = 100
+    optimum = two_player_optimum(goal, uniform_die(6))
+    response_roll = best_response(make_model(PIG, goal=goal)).roll_decision
+    own, other = np.meshgrid(np.arange(goal), np.arange(goal), indexing="ij")
+    fig = plt.figure(figsize=(12, 5))
+    panels = [
+        (optimum.roll, "Two-player optimum"),
+        (response_roll, "Best response to hold-at-20"),
+    ]
+    for i, (roll, title) in enumerate(panels):
+        ax = fig.add_subplot(1, 2, i + 1, projection="3d")
+        ax.plot_surface(own, other, pig_hold_boundary(roll, goal), cmap="viridis", linewidth=0)
+        ax.set(xlabel="own score i", ylabel="opponent score j", zlabel="hold at turn total")
+        ax.set_title(f"{title}: roll below the surface, hold on it")
+        ax.view_init(elev=25, azim=-125)
+    fig.tight_layout()
+    fig.savefig(out / "pig_policy.png", dpi=100)
+    plt.close(fig)
+    rows = []
+    for g in (30, 50, 100):
+        two = two_player_optimum(g, uniform_die(6))
+        response = baselines.solve(PIG, goal=g, opponent="hold-at-20", agent_starts=None)
+        rows.append([g, f"{two.value:.6f}", f"{response.value:.6f}"])
+    return markdown_table(
+        ["goal", "first player wins, both optimal", "best response to hold-at-20 (coin flip)"],
+        rows,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs"), help="where results go")
@@ -187,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         "## Optimal values at the default arguments\n\n" + optimum_table(),
         "## The source documents' heuristics, evaluated exactly\n\n" + heuristic_table(),
         "## Sum-avoid thresholds\n\n" + plot_sum_avoid(images),
+        "## Pig: win probabilities\n\n" + plot_pig(images),
     ]
     plot_d20(images)
     report = "\n\n".join(sections) + "\n"

@@ -25,8 +25,8 @@ GAMES: dict[str, tuple[str, str]] = {
         "dice_envs.envs.d20_rounds:D20RoundsEnv",
         "dice_envs.games.d20_rounds:D20Rounds",
     ),
-    # optimum OPTIMUM_PIG (goal=100, sides=6, opponent="hold-at-20", coin flip): the agent's win
-    # probability with the exact best response
+    # optimum 0.5549 (goal=100, sides=6, opponent="hold-at-20", coin flip): the win probability
+    # of the exact best response; both players optimal, the first player wins 0.5306
     "dice_envs/Pig-v0": ("dice_envs.envs.pig:PigEnv", "dice_envs.games.pig:Pig"),
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_right
 from itertools import accumulate
 from typing import Any
@@ -42,6 +43,7 @@ class DiceEnv(gym.Env):
         self.model = model
         self.render_mode = render_mode
         self.action_space = spaces.Discrete(model.num_actions)
+        self._num_actions = model.num_actions
         nvec = model.observation_nvec
         self._scalar_obs = len(nvec) == 1
         self.observation_space = (
@@ -59,6 +61,7 @@ class DiceEnv(gym.Env):
         self.episode_return = 0.0
         self.last_action: int | None = None
         self.previous_state: State | None = None
+        self.last_info: dict = {}
 
     @staticmethod
     def _cumulative(pairs):
@@ -92,6 +95,7 @@ class DiceEnv(gym.Env):
             state = self._draw(self._start)[1]
         self.state, self.done = state, False
         self.episode_return, self.last_action, self.previous_state = 0.0, None, None
+        self.last_info = {}
         return self._observe(state), {"action_mask": self._mask(state)}
 
     def step(self, action):
@@ -99,11 +103,15 @@ class DiceEnv(gym.Env):
             raise RuntimeError("step() called before reset()")
         if self.done:
             raise RuntimeError("step() called after the episode ended; call reset() first")
-        if not self.action_space.contains(action):
+        try:  # ints, numpy integers and 0-d integer arrays; faster than Discrete.contains
+            index = operator.index(action)
+        except TypeError:
+            index = -1
+        if not 0 <= index < self._num_actions:
             raise ValueError(
-                f"action must be an integer in 0..{self.action_space.n - 1}, got {action!r}"
+                f"action must be an integer in 0..{self._num_actions - 1}, got {action!r}"
             )
-        action = int(action)
+        action = index
         if self._sample_step is not None:
             state, reward, terminal, info = self._sample_step(
                 self.state, action, self.np_random.random
@@ -117,7 +125,7 @@ class DiceEnv(gym.Env):
                 table = self._outcomes[key] = self._cumulative(self.model.transitions(*key))
             _prob, state, reward, terminal = self._draw(table)
             info = {}
-        self.previous_state, self.last_action = self.state, action
+        self.previous_state, self.last_action, self.last_info = self.state, action, info
         self.state, self.done = state, terminal
         self.episode_return += reward
         info["action_mask"] = self._no_actions.copy() if terminal else self._mask(state)

@@ -79,20 +79,10 @@ class PigEnv(DiceEnv):
             agent_starts=agent_starts,
         )
         super().__init__(model, render_mode)
-        self._last_info: dict = {}
-
-    def reset(self, *, seed=None, options=None):
-        self._last_info = {}
-        return super().reset(seed=seed, options=options)
-
-    def step(self, action):
-        result = super().step(action)
-        self._last_info = result[4]
-        return result
 
     def _text(self) -> str:
         text = super()._text()
-        rolls, theirs = self._last_info.get("rolls"), self._last_info.get("opponent_rolls")
+        rolls, theirs = self.last_info.get("rolls"), self.last_info.get("opponent_rolls")
         if rolls:
             text += f" | you rolled {rolls[0]}"
         if theirs:
@@ -102,8 +92,8 @@ class PigEnv(DiceEnv):
     def _picture(self) -> np.ndarray:
         own, opponent, turn = self.state
         pips = self.model.sides <= 6
-        dice = [(face, False) for face in self._last_info.get("rolls", [])]
-        dice += [(face, True) for face in self._last_info.get("opponent_rolls", [])][-4:]
+        dice = [(face, False) for face in self.last_info.get("rolls", [])]
+        dice += [(face, True) for face in self.last_info.get("opponent_rolls", [])][-4:]
         lines = [f"YOU {own}  OPPONENT {opponent}", f"TURN TOTAL {turn}  GOAL {self.model.goal}"]
         if self.done:
             lines.append("YOU WIN" if self.episode_return > 0 else "YOU LOSE")
