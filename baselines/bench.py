@@ -80,7 +80,7 @@ def bench_solves(skip_slow: bool) -> list[dict]:
                 "env_id": env_id,
                 "kwargs": kwargs,
                 "method": solution.method,
-                "states": len(solution.state_values),
+                "states": int(np.isfinite(solution.state_values).sum()),
                 "value": solution.value,
                 "seconds": solution.seconds,
                 "bellman_residual": solution.bellman_residual,

@@ -52,7 +52,7 @@ def optimum_table() -> str:
                 [
                     f"`{env_id}`",
                     repr(make_model(env_id)),
-                    len(solution.state_values),
+                    int(np.isfinite(solution.state_values).sum()),
                     f"{solution.value:.6f}",
                     solution.method,
                     f"{solution.seconds * 1000:.1f} ms",

@@ -190,3 +190,12 @@ def test_env_reports_the_dice():
         assert len(info["rolls"]) == (1 if action == ROLL else 0)
         saw_opponent |= bool(info["opponent_rolls"])
     assert saw_opponent and "you" in env.render()
+
+
+def test_plain_value_iteration_peer_agrees():
+    # The benchmark's peer (whole-array value iteration, seed 002's successive substitution)
+    # is a third method for the two-player optimum.
+    from baselines.bench import plain_value_iteration
+
+    value, _seconds, _sweeps = plain_value_iteration(30, tol=1e-12)
+    assert value == pytest.approx(two_player_optimum(30, uniform_die(6)).value, abs=1e-9)
