@@ -222,11 +222,11 @@ class Pig:
 
     def initial_states(self) -> list[tuple[float, PigState]]:
         agent_first = [(1.0, (0, 0, 0))]
+        if self.agent_starts is True:
+            return agent_first
         win, banks = self.opponent_turn(0, 0)
         opponent_first = [(win, self.lost_state)] if win > 0 else []
         opponent_first += [(p, (0, b, 0)) for b, p in banks]
-        if self.agent_starts is True:
-            return agent_first
         if self.agent_starts is False:
             return opponent_first
         return [(0.5 * p, state) for p, state in agent_first + opponent_first]
