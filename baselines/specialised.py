@@ -57,5 +57,15 @@ def _solve_pig(model) -> Solution:
     return solve_pig(model)
 
 
+def _solve_ten_thousand(model) -> Solution:
+    from baselines.ten_thousand import solve_ten_thousand
+
+    return solve_ten_thousand(model)
+
+
 # env id -> solver taking the model.
-SPECIALISED = {"dice_envs/D20Rounds-v0": solve_d20_rounds, "dice_envs/Pig-v0": _solve_pig}
+SPECIALISED = {
+    "dice_envs/D20Rounds-v0": solve_d20_rounds,
+    "dice_envs/Pig-v0": _solve_pig,
+    "dice_envs/TenThousand-v0": _solve_ten_thousand,
+}

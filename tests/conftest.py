@@ -15,6 +15,9 @@ CASES = [
         {"goal": 10, "die_probs": (0.3, 0.1, 0.1, 0.1, 0.2, 0.2), "opponent": "optimal"},
     ),
     ("dice_envs/Pig-v0", {"goal": 3, "opponent": "random", "agent_starts": False}),
+    ("dice_envs/TenThousand-v0", {}),
+    ("dice_envs/TenThousand-v0", {"allowed_moves": [], "max_turn_score": 30}),
+    ("dice_envs/TenThousand-v0", {"allowed_moves": ["5", "1", "t2"], "max_turn_score": 60}),
 ]
 
 

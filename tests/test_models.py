@@ -60,6 +60,10 @@ def test_all_ids_have_a_model():
         ("dice_envs/Pig-v0", {"opponent": "greedy"}, "opponent"),
         ("dice_envs/Pig-v0", {"opponent": 20}, "opponent"),
         ("dice_envs/Pig-v0", {"agent_starts": "yes"}, "agent_starts"),
+        ("dice_envs/TenThousand-v0", {"allowed_moves": ["5", "7"]}, "allowed_moves"),
+        ("dice_envs/TenThousand-v0", {"allowed_moves": "51"}, "allowed_moves"),
+        ("dice_envs/TenThousand-v0", {"max_turn_score": 0}, "max_turn_score"),
+        ("dice_envs/TenThousand-v0", {"max_turn_score": 55.5}, "max_turn_score"),
     ],
 )
 def test_bad_arguments_name_the_argument(env_id, kwargs, name):
