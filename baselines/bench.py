@@ -43,6 +43,12 @@ PIG_SOLVES = [
     )
     if not (goal == 100 and method == "value_iteration")
 ]
+TEN_THOUSAND_SOLVES = [
+    ("dice_envs/TenThousand-v0", {}, "specialised"),
+    ("dice_envs/TenThousand-v0", {}, "backward"),
+    ("dice_envs/TenThousand-v0", {"allowed_moves": []}, "specialised"),
+    ("dice_envs/TenThousand-v0", {"allowed_moves": []}, "backward"),
+]
 # Enumerated in Python: 2 million states and 42 million outcomes (D20), 262,000 states (Pig).
 SLOW_SOLVES = [
     ("dice_envs/D20Rounds-v0", {"rounds": 100_000}, "backward"),
@@ -55,6 +61,7 @@ ENVS = [
     ("dice_envs/SumAvoid-v0", {}),
     ("dice_envs/D20Rounds-v0", {}),
     ("dice_envs/Pig-v0", {}),
+    ("dice_envs/TenThousand-v0", {}),
 ]
 
 
@@ -72,7 +79,8 @@ def steps_per_second(env: gym.Env, steps: int, seed: int) -> float:
 
 def bench_solves(skip_slow: bool) -> list[dict]:
     results = []
-    for env_id, kwargs, method in SOLVES + PIG_SOLVES + ([] if skip_slow else SLOW_SOLVES):
+    chosen = SOLVES + PIG_SOLVES + TEN_THOUSAND_SOLVES + ([] if skip_slow else SLOW_SOLVES)
+    for env_id, kwargs, method in chosen:
         two_player_optimum.cache_clear()  # time the "optimal" opponent's solve too
         solution = baselines.solve(env_id, method=method, **kwargs)
         results.append(

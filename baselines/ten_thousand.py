@@ -22,6 +22,7 @@ import numpy as np
 from baselines.mdp import observation_key
 from baselines.solvers import Solution, greedy
 from dice_envs.games.ten_thousand import (
+    ACTION_NAMES,
     CONFIG_INDEX,
     CONFIGS,
     NO_CONFIG,
@@ -32,6 +33,8 @@ from dice_envs.games.ten_thousand import (
     score,
     scoring_dice,
 )
+
+ACTION_LABELS = [name.split()[-1] for name in ACTION_NAMES]
 
 
 def critical_threshold() -> int:
@@ -119,4 +122,58 @@ def solve_ten_thousand(model: TenThousand) -> Solution:
     )
 
 
-__all__ = ["CONFIG_INDEX", "critical_threshold", "solve_ten_thousand"]
+# The paper's Table 6 columns: a heading and the positions (configuration, dice in hand) it
+# covers; "other" means every configuration with a single scoring combination.
+TABLE_6_COLUMNS = [
+    ("n=5 (any)", None, 5),
+    ("n=4 (any)", None, 4),
+    ("n=3 [2,0,0] [1,1,0]", [(2, 0, 0), (1, 1, 0)], 3),
+    ("n=3 [0,2,0]", [(0, 2, 0)], 3),
+    ("n=3 other", None, 3),
+    ("n=2 [2,1,0]", [(2, 1, 0)], 2),
+    ("n=2 [1,2,0]", [(1, 2, 0)], 2),
+    ("n=2 [2,0,0] [1,1,0]", [(2, 0, 0), (1, 1, 0)], 2),
+    ("n=2 other", None, 2),
+    ("n=1 (any)", None, 1),
+]
+
+
+def policy_table(solution: Solution, reachable: set, top: int = 55) -> str:
+    """The optimal value and action of every position, laid out like the paper's Table 6.
+
+    A cell shows "value action" (s stop, r roll, m5 give back a 5 and roll, ...); "s" alone
+    where stopping is optimal (the value is then the turn score); "-" where no reachable
+    position fits. Columns that cover several configurations show the first reachable one
+    (they share their value, as the paper notes).
+    """
+    short = {STOP: "s", ROLL: "r"}
+    header = ["tau"] + [name for name, _, _ in TABLE_6_COLUMNS]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for tau in range(top + 1):
+        cells = [str(tau)]
+        for _name, configs, n in TABLE_6_COLUMNS:
+            if configs is None:
+                pool = [c for c in CONFIGS[1:] if _single(c, n)]
+                pool = [(0, 0, 0)] + pool if n == 5 else pool
+            else:
+                pool = configs
+            states = [(tau, CONFIG_INDEX[c], n) for c in pool]
+            states = [s for s in states if s in reachable]
+            if not states:
+                cells.append("-")
+                continue
+            action = solution.action(states[0])
+            name = short.get(action) or "m" + ACTION_LABELS[action]
+            value = solution.state_value(states[0])
+            cells.append("s" if action == STOP else f"{value:.3f} {name}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _single(config, n: int) -> bool:
+    """A configuration with one scoring combination that can leave n dice in hand."""
+    f, o, t = config
+    return f + o + (t != 0) == 1 and scoring_dice(config) + n <= 5
+
+
+__all__ = ["critical_threshold", "policy_table", "solve_ten_thousand"]

@@ -20,7 +20,6 @@ part of the roll: "give back X and roll" is one action, so moves never chain.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import cache
@@ -209,13 +208,14 @@ class TenThousand:
     def sample_step(
         self, state: TTState, action: int, uniform: Callable[[], float]
     ) -> tuple[TTState, float, bool, dict]:
-        """Throw the dice one by one with `uniform()`: the same law as `transitions`."""
+        """Throw the dice with `uniform()`: the same law as `transitions` (a test checks)."""
         if action == STOP and state[0] > 0:
             return state, float(state[0]), True, {"dice": []}
         tau, n = self._resolve(state, action)
-        dice = [bisect_right(_SIXTHS, uniform()) + 1 for _ in range(n)]
-        next_state, reward, terminal = self._after_roll(tau, n, classify(dice))
-        return next_state, reward, terminal, {"dice": dice}
+        # One uniform picks one of the 6**n equally likely ordered rolls.
+        dice, config = _ROLLS[n][int(uniform() * 6**n)]
+        next_state, reward, terminal = self._after_roll(tau, n, config)
+        return next_state, reward, terminal, {"dice": list(dice)}
 
     def observation(self, state: TTState) -> TTState:
         return state
@@ -244,4 +244,7 @@ class TenThousand:
         return f"turn score {tau} chips ({50 * tau} points), {last}, {n} dice in hand"
 
 
-_SIXTHS = [i / 6 for i in range(1, 6)] + [1.0]
+# Every ordered roll of n dice with its configuration, for sampling a roll in one draw.
+_ROLLS = {
+    n: [(roll, classify(roll)) for roll in product(range(1, 7), repeat=n)] for n in range(1, 6)
+}
