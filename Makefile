@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH := torch==2.13.0
 
-.PHONY: venv test demo bench lint clean
+.PHONY: venv test demo solve train report bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -23,8 +23,17 @@ test: venv
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q
 
-demo: venv
+# The main job: the exact solutions, then the quick training report (about 10 minutes).
+demo: solve train
+
+solve: venv
 	$(BIN)/python -m baselines.demo
+
+train: venv
+	$(BIN)/python -m training.sweep --budget quick
+
+report: venv
+	$(BIN)/python -m training.report --budget quick
 
 bench: venv
 	$(BIN)/python -m baselines.bench

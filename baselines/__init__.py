@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from baselines.evaluation import Evaluation, evaluate_on, policy_actions
+from baselines.evaluation import Evaluation, evaluate_on, policy_actions, score_actions
 from baselines.mdp import TabularMDP, build_mdp
 from baselines.solvers import Solution, bellman_residual, solve_mdp
 from baselines.specialised import SPECIALISED
@@ -25,8 +25,10 @@ __all__ = [
     "Evaluation",
     "Solution",
     "TabularMDP",
+    "enumerated",
     "evaluate",
     "policy_actions",
+    "score_actions",
     "solve",
     "tabulate",
 ]
@@ -63,6 +65,11 @@ def solve(env_id: str, *, method: str = "auto", tol: float = 1e-12, **kwargs: An
         solution = solve_mdp(build_mdp(model), mdp_method, tol)
     solution.seconds = time.perf_counter() - start
     return solution
+
+
+def enumerated(env_id: str, **kwargs: Any) -> tuple[TabularMDP, Solution]:
+    """The enumerated game and its optimum on the MDP's states, kept for the next call."""
+    return _enumerated(env_id, kwargs)
 
 
 def _enumerated(env_id: str, kwargs: dict[str, Any]) -> tuple[TabularMDP, Solution]:

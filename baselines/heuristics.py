@@ -97,6 +97,17 @@ def _pig(name: str, model: Pig) -> Policy | None:
     return None
 
 
+# Ten Thousand. The observation is (turn score in chips, configuration index, dice in hand).
+def ten_thousand_stop_at(threshold: int) -> Policy:
+    """Roll (never giving dice back) until the turn score reaches `threshold` chips."""
+    return lambda obs: 0 if 0 < int(obs[0]) >= threshold else 1
+
+
+def _ten_thousand(name: str, model) -> Policy | None:
+    match = re.fullmatch(r"stop-at-(\d+)", name)
+    return ten_thousand_stop_at(int(match.group(1))) if match else None
+
+
 def _sum_avoid(name: str, model: SumAvoid) -> Policy | None:
     match = re.fullmatch(r"stop-at-(\d+)", name)
     return stop_at(int(match.group(1))) if match else None
@@ -126,6 +137,11 @@ HEURISTICS = {
         _pig,
         "hold-at-K, keep-pace, two-player-optimal",
         ["hold-at-20", "hold-at-25", "keep-pace", "two-player-optimal"],
+    ),
+    "dice_envs/TenThousand-v0": (
+        _ten_thousand,
+        "stop-at-K",
+        ["stop-at-6", "stop-at-10", "stop-at-20"],
     ),
 }
 
