@@ -30,9 +30,11 @@ def small(config: dict, timesteps: int, eval_every: int, **hyperparams) -> dict:
     return config
 
 
-def tiny_ppo(game: str) -> dict:
+def tiny_ppo(game: str, encoding: str = "onehot") -> dict:
     config = load_config(CONFIGS / game / "ppo.yaml")
-    return small(config, 512, 256, n_envs=2, n_steps=64, batch_size=64, n_epochs=2)
+    return small(
+        config, 512, 256, n_envs=2, n_steps=64, batch_size=64, n_epochs=2, obs_encoding=encoding
+    )
 
 
 def test_every_config_loads_for_both_budgets():
@@ -73,9 +75,17 @@ def test_same_seed_same_q_table_bit_for_bit(tmp_path):
     )
 
 
-@pytest.mark.parametrize("game, agent", [("sum_avoid", "PPO"), ("ten_thousand", "MaskablePPO")])
-def test_ppo_runs_start_save_resume_and_evaluate(tmp_path, game, agent):
-    config = tiny_ppo(game)
+@pytest.mark.parametrize(
+    "game, agent, encoding",
+    [
+        ("sum_avoid", "PPO", "onehot"),
+        ("ten_thousand", "MaskablePPO", "onehot"),
+        ("sum_avoid", "PPO", "normalized"),
+        ("pig", "MaskablePPO", "normalized"),
+    ],
+)
+def test_ppo_runs_start_save_resume_and_evaluate(tmp_path, game, agent, encoding):
+    config = tiny_ppo(game, encoding)
     stopped = run(config, seed=0, root=tmp_path, stop_after=256)
     assert stopped["stopped_at"] >= 256
     directory = tmp_path / f"quick/{game}/ppo/seed_0"

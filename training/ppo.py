@@ -63,7 +63,8 @@ class Predictor:
 
     def predict(self, observations, deterministic: bool = True, action_masks=None):
         if self.scale is not None:
-            observations = np.asarray(observations, dtype=np.float32) / self.scale
+            batch = np.asarray(observations, dtype=np.float32).reshape(-1, len(self.scale))
+            observations = batch / self.scale
         extra = {"action_masks": action_masks} if self.masked and action_masks is not None else {}
         return self.model.predict(observations, deterministic=deterministic, **extra)
 
