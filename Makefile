@@ -21,6 +21,7 @@ venv: $(VENV)/.installed
 test: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 # The main job: the exact solutions, then the quick training report (about 10 minutes).

@@ -16,14 +16,17 @@ from typing import Any
 import numpy as np
 
 from baselines.evaluation import Evaluation, evaluate_on, policy_actions, score_actions
-from baselines.mdp import TabularMDP, build_mdp
 from baselines.solvers import Solution, bellman_residual, solve_mdp
 from baselines.specialised import SPECIALISED
 from dice_envs import make_model
+from dice_envs.tables import Tables, build_tables
+
+TabularMDP = Tables  # the name before the tables moved into dice_envs
 
 __all__ = [
     "Evaluation",
     "Solution",
+    "Tables",
     "TabularMDP",
     "enumerated",
     "evaluate",
@@ -34,13 +37,16 @@ __all__ = [
 ]
 
 METHODS = ("auto", "generic", "backward", "value_iteration", "specialised")
-_CACHE: OrderedDict[Any, tuple[TabularMDP, Solution]] = OrderedDict()
+# A specialised solve is mapped onto the tables (for its Bellman residual) up to this many
+# outcome rows; beyond, the tables would take longer than the solve and the residual is NaN.
+TABLE_ROWS_LIMIT = 20_000_000
+_CACHE: OrderedDict[Any, tuple[Tables, Solution]] = OrderedDict()
 _CACHE_SIZE = 8
 
 
-def tabulate(env_id: str, **kwargs: Any) -> TabularMDP:
-    """Enumerate the game behind `env_id` (with the env's keyword arguments) into an MDP."""
-    return build_mdp(make_model(env_id, **kwargs))
+def tabulate(env_id: str, **kwargs: Any) -> Tables:
+    """Enumerate the game behind `env_id` (with the env's keyword arguments) into tables."""
+    return build_tables(make_model(env_id, **kwargs))
 
 
 def solve(env_id: str, *, method: str = "auto", tol: float = 1e-12, **kwargs: Any) -> Solution:
@@ -48,8 +54,10 @@ def solve(env_id: str, *, method: str = "auto", tol: float = 1e-12, **kwargs: An
 
     `method`: "auto" (a game-specific solver where there is one, else "generic"), "generic"
     (backward induction if the game is acyclic, value iteration otherwise), "backward",
-    "value_iteration" (to the tolerance `tol`) or "specialised". `Solution.seconds` includes
-    enumerating the model.
+    "value_iteration" (to the tolerance `tol`) or "specialised". Its Bellman residual is
+    computed on the tables (reachable, non-terminal states; a specialised solver may also
+    answer for positions the start never reaches). `Solution.seconds` is the whole call;
+    `Solution.table_seconds` the part spent building the tables.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -59,20 +67,24 @@ def solve(env_id: str, *, method: str = "auto", tol: float = 1e-12, **kwargs: An
     if method == "specialised" and specialised is None:
         raise ValueError(f"{env_id} has no specialised solver; use method='generic'")
     if specialised is not None and method in ("auto", "specialised"):
-        solution = specialised(model)
+        solution = specialised.solve(model)
+        if specialised.outcome_rows(model) <= TABLE_ROWS_LIMIT:
+            tables = build_tables(model)
+            solution.bellman_residual = on_states(solution, tables).bellman_residual
+            solution.num_states, solution.table_seconds = tables.num_states, tables.seconds
     else:
         mdp_method = "auto" if method in ("auto", "generic") else method
-        solution = solve_mdp(build_mdp(model), mdp_method, tol)
+        solution = solve_mdp(build_tables(model), mdp_method, tol)
     solution.seconds = time.perf_counter() - start
     return solution
 
 
-def enumerated(env_id: str, **kwargs: Any) -> tuple[TabularMDP, Solution]:
-    """The enumerated game and its optimum on the MDP's states, kept for the next call."""
+def enumerated(env_id: str, **kwargs: Any) -> tuple[Tables, Solution]:
+    """The game's tables and its optimum on their states, kept for the next call."""
     return _enumerated(env_id, kwargs)
 
 
-def _enumerated(env_id: str, kwargs: dict[str, Any]) -> tuple[TabularMDP, Solution]:
+def _enumerated(env_id: str, kwargs: dict[str, Any]) -> tuple[Tables, Solution]:
     try:
         key = (env_id, tuple(sorted(kwargs.items())))
         hash(key)
@@ -81,12 +93,12 @@ def _enumerated(env_id: str, kwargs: dict[str, Any]) -> tuple[TabularMDP, Soluti
     if key is not None and key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    mdp = tabulate(env_id, **kwargs)
+    tables = tabulate(env_id, **kwargs)
     specialised = SPECIALISED.get(env_id)
     if specialised is None:
-        entry = (mdp, solve_mdp(mdp))
+        entry = (tables, solve_mdp(tables))
     else:
-        entry = (mdp, on_states(specialised(mdp.model), mdp))
+        entry = (tables, on_states(specialised.solve(tables.model), tables))
     if key is not None:
         _CACHE[key] = entry
         if len(_CACHE) > _CACHE_SIZE:
@@ -94,31 +106,46 @@ def _enumerated(env_id: str, kwargs: dict[str, Any]) -> tuple[TabularMDP, Soluti
     return entry
 
 
-def on_states(solution: Solution, mdp: TabularMDP) -> Solution:
-    """`solution` re-indexed by the states of `mdp` (for a solver with its own indexing)."""
-    rows = np.array([solution.index_of(obs) for obs in mdp.observations], dtype=np.int64)
-    q = solution.q[rows]
+def on_states(solution: Solution, tables: Tables) -> Solution:
+    """`solution` re-indexed by the states of `tables` (for a solver with its own indexing),
+    with its Bellman residual computed on the tables."""
+    if solution.mdp is tables:
+        return solution
+    rows = solution.indices_of(tables.observation_array)
+    if (rows < 0).any():
+        missing = tables.observations[int(np.flatnonzero(rows < 0)[0])]
+        raise ValueError(f"the {solution.method} solution has no value for state {missing}")
+    state_values = solution.state_values[rows]
     return Solution(
         value=solution.value,
-        state_values=solution.state_values[rows],
-        q=q,
+        state_values=state_values,
+        q=solution.q[rows],
         policy=solution.policy[rows],
-        legal=mdp.legal,
-        index_of=mdp.index_of,
+        legal=tables.legal,
+        index_of=tables.index_of,
         method=solution.method,
         seconds=solution.seconds,
-        bellman_residual=bellman_residual(mdp, solution.state_values[rows]),
+        bellman_residual=bellman_residual(tables, state_values),
         iterations=solution.iterations,
-        mdp=mdp,
+        mdp=tables,
+        table_seconds=tables.seconds,
     )
 
 
-def evaluate(policy: Any, env_id: str, **kwargs: Any) -> Evaluation:
+def evaluate(policy: Any, env_id: str, *, obs_transform: Any = None, **kwargs: Any) -> Evaluation:
     """Evaluate `policy` exactly on `env_id` (with the env's keyword arguments).
 
     The policy may be a callable obs -> action, a numpy table indexed by the observation, a
-    mapping, or anything with SB3's `predict`. The game is enumerated once per distinct
-    arguments and kept (with its optimum) for the next call.
+    mapping, anything with SB3's `predict`, a `Solution`, or the name of a heuristic of
+    `baselines.heuristics` ("stop-at-25"). `obs_transform` maps a batch of raw observations to
+    what the policy was trained on (for models trained through observation wrappers). The game
+    is enumerated once per distinct arguments and kept (with its optimum) for the next call.
     """
-    mdp, optimum = _enumerated(env_id, kwargs)
-    return evaluate_on(policy, mdp, optimum)
+    if isinstance(policy, str):
+        from baselines.heuristics import heuristic
+
+        policy = heuristic(env_id, policy, **kwargs)
+    tables, optimum = _enumerated(env_id, kwargs)
+    if isinstance(policy, Solution) and policy.mdp is not tables:
+        policy = on_states(policy, tables) if policy.mdp is None else policy
+    return evaluate_on(policy, tables, optimum, obs_transform=obs_transform)

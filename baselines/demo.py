@@ -26,6 +26,7 @@ from baselines.heuristics import (
 from baselines.pig import best_response, two_player_optimum
 from baselines.readme import replace_section
 from baselines.solvers import optimal_action_mask
+from baselines.specialised import pig_opponent_turns
 from baselines.ten_thousand import critical_threshold, policy_table
 from dice_envs import ENV_IDS, make_model
 from dice_envs.games.base import uniform_die
@@ -56,7 +57,7 @@ def optimum_table() -> str:
                 [
                     f"`{env_id}`",
                     repr(make_model(env_id)),
-                    int(np.isfinite(solution.state_values).sum()),
+                    solution.num_states,
                     f"{solution.value:.6f}",
                     solution.method,
                     f"{solution.seconds * 1000:.1f} ms",
@@ -197,7 +198,7 @@ def pig_hold_boundary(roll: np.ndarray, goal: int) -> np.ndarray:
 def plot_pig(out: Path) -> str:
     goal = 100
     optimum = two_player_optimum(goal, uniform_die(6))
-    response_roll = best_response(make_model(PIG, goal=goal)).roll_decision
+    response_roll = best_response(pig_opponent_turns(make_model(PIG, goal=goal))).roll_decision
     own, other = np.meshgrid(np.arange(goal), np.arange(goal), indexing="ij")
     fig = plt.figure(figsize=(12, 5))
     panels = [

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+from gymnasium import spaces
 
-from baselines.mdp import TabularMDP
-from baselines.solvers import Solution, evaluate_linear, occupancy, optimal_action_mask
+from baselines.solvers import Solution, evaluate_linear, optimal_action_mask
+from dice_envs.registration import GAMES
+from dice_envs.tables import Tables as TabularMDP
 
 PREDICT_BATCH = 65_536
 
@@ -39,34 +42,87 @@ class Evaluation:
     state_values: np.ndarray = field(repr=False)
     actions: np.ndarray = field(repr=False)
 
+    def __repr__(self) -> str:
+        return (
+            f"Evaluation(value={self.value:.6g}, optimal_value={self.optimal_value:.6g}, "
+            f"gap={self.gap:.3g}, relative_gap={self.relative_gap:.3g}, "
+            f"agreement={self.agreement:.3g})"
+        )
+
     def as_dict(self) -> dict[str, float]:
         keys = ("value", "optimal_value", "gap", "relative_gap", "agreement", "seconds")
         return {key: float(getattr(self, key)) for key in keys}
 
 
-def policy_actions(policy, mdp: TabularMDP) -> np.ndarray:
-    """The action a policy takes in every state of `mdp`, validated against the action space.
+def policy_actions(policy, mdp: TabularMDP, *, obs_transform=None) -> np.ndarray:
+    """The action a policy takes in every state of `mdp`, validated against the game.
 
-    A policy may be: an object with SB3's `predict` (called in batches with deterministic=True,
-    and with `action_masks` when its `predict` takes them, as MaskablePPO's does); a numpy table
-    indexed by the observation; a mapping from observation (int or tuple) to action; or a
-    callable taking the observation as the env returns it.
+    A policy may be:
+    - an object with SB3's `predict`, called in batches with deterministic=True, and with
+      `action_masks` when its `predict` takes them (as MaskablePPO's does). If it has an
+      `observation_space` (SB3 models do), that space must be the game's: Discrete(n) for a
+      scalar observation, else MultiDiscrete(observation_nvec);
+    - a numpy table of actions indexed by the observation, of shape `observation_nvec` (integer
+      entries; floats are accepted where they are whole numbers);
+    - a mapping from observation (int, or tuple of ints) to action, with every reachable
+      observation among its keys;
+    - a callable taking the observation as the env returns it (an int, or an int64 array).
+
+    `obs_transform`: for a model or callable trained through an observation wrapper (a one-hot
+    or normalised encoding, say). It is called once on the batch of every reachable observation
+    (an int64 array of shape (n,) for a scalar observation, else (n, d)) and must return one row
+    per observation: `predict` receives those rows (in batches) instead of the raw observations,
+    and its `observation_space` is not checked; a callable receives one row at a time. A table or
+    mapping is indexed by the game's own observations, so it takes no `obs_transform`.
+
+    A heuristic's name is not a policy here (resolving it needs the env id): pass the name to
+    `baselines.evaluate`, or build the policy with `baselines.heuristics.heuristic`.
+
+    Raises ValueError, naming the problem, when the policy does not fit the game, and TypeError
+    when it is none of the above.
     """
     observations = mdp.observations
     scalar = isinstance(observations[0], int)
+    if isinstance(policy, str):
+        raise TypeError(
+            f"policy_actions cannot resolve the policy name {policy!r}: pass the name to "
+            "baselines.evaluate(name, env_id, **kwargs), which knows the game, or build the "
+            "policy with baselines.heuristics.heuristic(env_id, name, **kwargs)"
+        )
+    if obs_transform is not None and not callable(obs_transform):
+        raise TypeError(f"obs_transform must be callable, got {type(obs_transform).__name__}")
+    if obs_transform is not None and isinstance(policy, np.ndarray | Mapping):
+        raise TypeError(
+            "obs_transform is for models and callables: a policy table or mapping is indexed "
+            "by the game's own observations"
+        )
     if hasattr(policy, "predict"):
-        batch = np.array(observations, dtype=np.int64)
+        batch = _observation_batch(mdp, obs_transform)
+        if obs_transform is None:
+            _check_observation_space(policy, mdp)
         takes_masks = "action_masks" in inspect.signature(policy.predict).parameters
         chunks = []
         for lo in range(0, len(batch), PREDICT_BATCH):
+            rows = batch[lo : lo + PREDICT_BATCH]
             extra = {"action_masks": mdp.legal[lo : lo + PREDICT_BATCH]} if takes_masks else {}
-            chunk, _ = policy.predict(batch[lo : lo + PREDICT_BATCH], deterministic=True, **extra)
-            chunks.append(np.asarray(chunk).reshape(-1))
+            chunk, _ = policy.predict(rows, deterministic=True, **extra)
+            chunk = np.asarray(chunk)
+            if chunk.size != len(rows):
+                raise ValueError(
+                    f"the model's predict returned {chunk.size} actions (shape {chunk.shape}) "
+                    f"for a batch of {len(rows)} observations; it must return one action each"
+                )
+            chunks.append(chunk.reshape(-1))
         raw = np.concatenate(chunks)
-    elif isinstance(policy, np.ndarray | Mapping):
-        raw = [policy[obs] for obs in observations]
+    elif isinstance(policy, np.ndarray):
+        raw = _table_actions(policy, mdp)
+    elif isinstance(policy, Mapping):
+        raw = _mapping_actions(policy, mdp)
     elif callable(policy):
-        if scalar:
+        if obs_transform is not None:
+            batch = _observation_batch(mdp, obs_transform)
+            raw = [policy(row) for row in batch]
+        elif scalar:
             raw = [policy(obs) for obs in observations]
         else:
             raw = [policy(np.array(obs, dtype=np.int64)) for obs in observations]
@@ -88,6 +144,124 @@ def policy_actions(policy, mdp: TabularMDP) -> np.ndarray:
     return actions.astype(np.int64)
 
 
+def _game_name(mdp: TabularMDP) -> str:
+    """The env id of the game behind `mdp`, for messages (best effort: else its model's repr).
+
+    A registered model may be a class, an import path "module:name", or a factory with a
+    `model_class` (a two-player game against a fixed opponent wraps the model in `.model`).
+    """
+    model = mdp.model
+    for layer in (model, getattr(model, "model", None)):
+        if layer is None:
+            continue
+        for env_id, game in GAMES.items():
+            entry = game[1] if isinstance(game, tuple) else getattr(game, "model", None)
+            try:
+                if isinstance(entry, str):
+                    module, _, name = entry.partition(":")
+                    entry = getattr(importlib.import_module(module), name)
+                target = getattr(entry, "model_class", entry)
+                if isinstance(target, type) and type(layer) is target:
+                    return env_id
+            except (ImportError, AttributeError):
+                continue
+    return repr(model) if len(repr(model)) <= 80 else type(model).__name__
+
+
+def _game_space(mdp: TabularMDP) -> spaces.Space:
+    """The observation space of the env behind `mdp`."""
+    nvec = tuple(int(n) for n in mdp.model.observation_nvec)
+    return spaces.Discrete(nvec[0]) if len(nvec) == 1 else spaces.MultiDiscrete(nvec)
+
+
+def _same_space(space, game_space: spaces.Space) -> bool:
+    """Whether `space` holds the same observations as `game_space` (the dtype aside)."""
+    if isinstance(game_space, spaces.Discrete):
+        return (
+            isinstance(space, spaces.Discrete)
+            and int(space.n) == int(game_space.n)
+            and int(space.start) == int(game_space.start)
+        )
+    return (
+        isinstance(space, spaces.MultiDiscrete)
+        and space.nvec.shape == game_space.nvec.shape
+        and bool(np.all(space.nvec == game_space.nvec))
+        and bool(np.all(space.start == game_space.start))
+    )
+
+
+def _check_observation_space(policy, mdp: TabularMDP) -> None:
+    space = getattr(policy, "observation_space", None)
+    if space is None:
+        return
+    game_space = _game_space(mdp)
+    if not _same_space(space, game_space):
+        raise ValueError(
+            f"the model was trained on observations {space} but {_game_name(mdp)} with these "
+            f"arguments has {game_space}; pass obs_transform= if it was trained through a wrapper"
+        )
+
+
+def _observation_batch(mdp: TabularMDP, obs_transform) -> np.ndarray:
+    """Every reachable observation as an int64 array, (n,) or (n, d), through `obs_transform`."""
+    batch = np.array(mdp.observations, dtype=np.int64)
+    if obs_transform is None:
+        return batch
+    transformed = np.asarray(obs_transform(batch))
+    if transformed.ndim == 0 or len(transformed) != len(batch):
+        raise ValueError(
+            f"obs_transform must return one row per observation: it turned a batch of shape "
+            f"{batch.shape} into shape {transformed.shape}"
+        )
+    return transformed
+
+
+def _table_actions(table: np.ndarray, mdp: TabularMDP) -> np.ndarray:
+    """The entries of an action table at every reachable observation."""
+    grid = tuple(int(n) for n in mdp.model.observation_nvec)
+    if table.shape != grid:
+        raise ValueError(
+            f"policy table has shape {table.shape}; {_game_name(mdp)} observations need shape "
+            f"{grid} with these arguments (a table of actions indexed by the observation)"
+        )
+    batch = np.array(mdp.observations, dtype=np.int64).reshape(len(mdp.observations), -1)
+    entries = table[tuple(batch.T)]
+    if np.issubdtype(entries.dtype, np.integer):
+        return entries
+    if np.issubdtype(entries.dtype, np.floating):
+        whole = np.isfinite(entries) & (entries == np.round(entries))
+        if whole.all():
+            return entries.astype(np.int64)
+        i = int(np.flatnonzero(~whole)[0])
+        raise ValueError(
+            f"policy table holds {entries[i].item()!r} for observation {mdp.observations[i]}; "
+            "its entries must be whole-number actions"
+        )
+    raise ValueError(
+        f"policy table has dtype {table.dtype}; it must hold integer actions "
+        "(floats are accepted where they are whole numbers)"
+    )
+
+
+def _mapping_actions(mapping: Mapping, mdp: TabularMDP) -> list:
+    """The mapping's action for every reachable observation; every one must be a key."""
+    actions, missing = [], []
+    for obs in mdp.observations:
+        try:
+            actions.append(mapping[obs])
+        except KeyError:
+            missing.append(obs)
+    if missing:
+        shown = ", ".join(str(obs) for obs in sorted(missing)[:5])
+        more = ", ..." if len(missing) > 5 else ""
+        raise ValueError(
+            f"the policy mapping has no action for {len(missing)} of the {mdp.num_states} "
+            f"reachable observations of {_game_name(mdp)} with these arguments, e.g. "
+            f"{shown}{more}"
+        )
+    return actions
+
+
 def _as_action(action) -> int:
     value = np.asarray(action)
     if value.size != 1 or not np.issubdtype(value.dtype, np.integer):
@@ -95,10 +269,14 @@ def _as_action(action) -> int:
     return int(value.reshape(()))
 
 
-def evaluate_on(policy, mdp: TabularMDP, optimum: Solution) -> Evaluation:
-    """Evaluate `policy` exactly on an enumerated game whose optimum is already known."""
+def evaluate_on(policy, mdp: TabularMDP, optimum: Solution, *, obs_transform=None) -> Evaluation:
+    """Evaluate `policy` exactly on an enumerated game whose optimum is already known.
+
+    `policy` and `obs_transform` are as in `policy_actions`.
+    """
     start = time.perf_counter()
-    evaluation = score_actions(policy_actions(policy, mdp), mdp, optimum)
+    actions = policy_actions(policy, mdp, obs_transform=obs_transform)
+    evaluation = score_actions(actions, mdp, optimum)
     evaluation.seconds = time.perf_counter() - start
     return evaluation
 
@@ -108,7 +286,7 @@ def score_actions(actions: np.ndarray, mdp: TabularMDP, optimum: Solution) -> Ev
     start = time.perf_counter()
     values = evaluate_linear(mdp, actions)
     value = float(mdp.initial @ values)
-    visits = occupancy(mdp, optimum.policy)
+    visits = optimum.visits()
     good = optimal_action_mask(optimum.q, mdp.legal)[np.arange(mdp.num_states), actions]
     agreement = float(visits @ good / visits.sum()) if visits.sum() > 0 else 1.0
     gap = optimum.value - value

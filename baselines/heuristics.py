@@ -11,8 +11,9 @@ from collections.abc import Callable
 
 from dice_envs import make_model
 from dice_envs.games.d20_rounds import REROLL, TAKE, D20Rounds
-from dice_envs.games.pig import Pig, keep_pace_policy
+from dice_envs.games.pig import keep_pace_rolls
 from dice_envs.games.sum_avoid import ROLL, STOP, SumAvoid
+from dice_envs.games.two_player import Fold
 
 Policy = Callable[[object], int]
 
@@ -84,12 +85,12 @@ def pig_table(table) -> Policy:
     return lambda obs: int(int(obs[2]) == 0 or bool(table[int(obs[0]), int(obs[1]), int(obs[2])]))
 
 
-def _pig(name: str, model: Pig) -> Policy | None:
+def _pig(name: str, model: Fold) -> Policy | None:
     match = re.fullmatch(r"hold-at-(\d+)", name)
     if match:
         return pig_hold_at(int(match.group(1)))
     if name == "keep-pace":
-        return pig_table(keep_pace_policy(model.goal) > 0.5)
+        return pig_table(keep_pace_rolls(model.goal))
     if name == "two-player-optimal":
         from baselines.pig import two_player_optimum
 

@@ -32,6 +32,8 @@ from baselines.solvers import Solution, greedy
 from dice_envs.games.pig import HOLD, ROLL, Pig
 
 MAX_PASSES = 100
+TIE = 1e-14
+TOLERANCE = 1e-13
 
 
 @dataclass
@@ -56,8 +58,8 @@ class PigTables:
 
     @property
     def roll_decision(self) -> np.ndarray:
-        """True where rolling is strictly better than holding (ties hold; k = 0 rolls)."""
-        decision = self.roll > self.hold
+        """True where rolling beats holding by more than `TIE` (ties hold; k = 0 rolls)."""
+        decision = self.roll > self.hold + TIE
         decision[:, :, 0] = True
         return decision
 
@@ -79,93 +81,128 @@ class TwoPlayerOptimum:
         return self.tables.roll_decision
 
 
-def _solve_layers(goal, face_probs, hold_value, bust_terms, coupled, after_layer):
+def _solve_layers(goal, face_probs, hold_value, bust_terms, after_layer):
     """The layered solve shared by both problems.
 
     Args:
-        hold_value(own, other, k): value of banking k at (own, other); those layers are done.
-        bust_terms(own, other): (c, d) with the value of rolling a 1 being c + d * y.
-        coupled: y is the mirrored position's turn-start value (two-player) or the position's
-            own (best response).
+        hold_value(own, other, ks): [position, k] value of banking k; those layers are done.
+        bust_terms(own, other): None for the two-player game, where a 1 is worth 1 - y with y
+            the mirrored position's turn-start value; otherwise (c, d, e) with a 1 worth
+            c + d * y, y the position's own turn-start value, and e = 1 - d (given on its own
+            so that a near-certain bust keeps its precision).
         after_layer(own, other, x): called once a layer's turn-start values x are final.
+
+    A pass stores, for each k, U = V - s (the value less the value s = c + d * y of a bust)
+    and Q, the probability that the turn ends by a hold or a win rather than a 1, both under
+    the policy greedy for y. A roll's U and Q are then the scoring faces' mix of those ahead
+    (the faces 2.. carry 1 - p1 of the mass and the bust the rest), one small product per k;
+    and V(0) = G + (1 - Q) * s with G = U + Q * s, which gives the turn-start equations with
+    sums of non-negative terms only.
     """
     n, probs = goal, np.asarray(face_probs, dtype=float)
     sides = len(probs)
-    scoring = probs[1:]  # faces 2..sides, which add 2..sides
+    coupled = bust_terms is None
+    scoring = probs[1:].copy()  # faces 2..sides, which add 2..sides
     width = n + sides + 1
     value = np.full((n, n, n), np.nan)
     hold_q = np.full((n, n, n), np.nan)
     roll_q = np.full((n, n, n), np.nan)
-    turn_start = np.full((n, n), np.nan)
+    known = np.full((n + 1, n + 1), np.nan)  # turn-start values, padded for the first guesses
+    # Work arrays shared by every layer and pass: k first, then (U, Q), then one column per
+    # position of the layer (at most n; the spare columns hold U = 1 and never roll).
+    w = np.empty((width, 2, n))
+    r = np.empty((n, 2, n))  # a roll's (U, Q)
+    rolls = np.zeros((n, n), dtype=bool)
+    threshold = np.empty((n, n))  # roll where a roll's U is above this
+    ahead = [w.reshape(width, 2 * n)[k + 2 : k + sides + 1] for k in range(n)]
+    roll_rows, roll_pairs, roll_values = list(r.reshape(n, 2 * n)), list(r), list(r[:, 0])
+    w_pairs, roll_flags, thresholds = list(w), list(rolls), list(threshold)
     most_passes = 0
-    ks = np.arange(n)
     for layer in range(2 * n - 2, -1, -1):
         own = np.arange(max(0, layer - n + 1), min(layer, n - 1) + 1)
         other = layer - own
         m = len(own)
-        valid = own[:, None] + ks[None, :] < n
-        holds = np.where(valid, hold_value(own, other, ks), 1.0)
-        holds[:, 0] = -np.inf
-        c, d = bust_terms(own, other)
-        y = np.full(m, 0.5)
-        previous = None
-        passes = 0
-        while passes < MAX_PASSES:
-            passes += 1
-            a = np.ones((m, width))
-            b = np.zeros((m, width))
-            roll_a = np.empty((m, n))
-            roll_b = np.empty((m, n))
-            for k in range(n - 1, -1, -1):
-                ra = c + a[:, k + 2 : k + sides + 1] @ scoring
-                rb = d + b[:, k + 2 : k + sides + 1] @ scoring
-                roll_a[:, k], roll_b[:, k] = ra, rb
-                rolls = ra + rb * y > holds[:, k]
-                live = valid[:, k]
-                a[:, k] = np.where(live, np.where(rolls, ra, holds[:, k]), 1.0)
-                b[:, k] = np.where(live & rolls, rb, 0.0)
-            decisions = (roll_a + roll_b * y[:, None] > holds) & valid
-            if previous is not None and np.array_equal(decisions, previous):
-                break
-            previous = decisions
-            a0, b0 = a[:, 0], b[:, 0]
-            if coupled:  # mirrored positions sit at reversed indices of the layer
-                x = (a0 + b0 * a0[::-1]) / (1.0 - b0 * b0[::-1])
-                y = x[::-1].copy()
-            else:
-                x = a0 / (1.0 - b0)
-                y = x.copy()
+        top = n - int(own[0])  # turn totals 0..top-1 occur in this layer
+        ks = np.arange(top)
+        valid = own[None, :] + ks[:, None] < n  # [k, position]
+        holds = np.where(valid, hold_value(own, other, ks).T, 1.0)
+        holds[0] = -np.inf  # a turn total of 0 always rolls
+        checked = valid.copy()
+        checked[0] = False
+        if coupled:
+            c, d = np.ones(m), -np.ones(m)
         else:
-            raise RuntimeError(f"layer {layer}: the policy did not settle in {MAX_PASSES} passes")
+            c, d, e = (np.broadcast_to(t, m).astype(float) for t in bust_terms(own, other))
+        base = np.ones((top + sides, n))
+        base[:top, :m] = holds
+        base[0, :m] = 0.0  # overwritten: k = 0 rolls
+        limit = np.full((top, n), np.inf)
+        limit[:, :m] = np.where(valid, holds + TIE, np.inf)
+        limit[0, :m] = -np.inf
+        bust = np.zeros(n)  # s = c + d * y (0 in the spare columns)
+        # first guess of the turn-start values: the mean of the two neighbours one layer up
+        up = np.vstack((known[own + 1, other], known[own, other + 1]))
+        count = (~np.isnan(up)).sum(axis=0)
+        guess = np.where(count > 0, np.nansum(up, axis=0) / np.maximum(count, 1), 0.5)
+        y = guess[::-1].copy() if coupled else guess
+        passes = 0
+        while True:
+            passes += 1
+            s = bust[:m] = c + d * y
+            w[: top + sides, 0] = base - bust
+            w[: top + sides, 1] = 1.0
+            np.subtract(limit, bust, out=threshold[:top])
+            for k in range(top - 1, -1, -1):
+                np.matmul(scoring, ahead[k], out=roll_rows[k])
+                np.greater(roll_values[k], thresholds[k], out=roll_flags[k])
+                np.copyto(w_pairs[k], roll_pairs[k], where=roll_flags[k])
+            u0, q0 = w[0, 0, :m], w[0, 1, :m]
+            g0, p0 = u0 + q0 * s, 1.0 - q0  # V(0) = g0 + p0 * (c + d * y)
+            if coupled:  # mirrored positions sit at reversed indices of the layer
+                # x = g0 + p0 (1 - x'), x' = g0' + p0' (1 - x); h = q0 - g0 >= 0
+                h = q0 * y - u0
+                x = (g0 + p0 * h[::-1]) / (q0 + p0 * q0[::-1])
+                y_next = x[::-1].copy()
+            else:  # x = g0 + p0 (c + d x)
+                x = (g0 + p0 * c) / (e + d * q0)
+                y_next = x
+            # The policy's values at y_next are exact (it is affine in y); stop when no action
+            # beats them by more than TOLERANCE anywhere: the layer's Bellman residual.
+            rolled = r[:top, 0, :m] + s + d * (1.0 - r[:top, 1, :m]) * (y_next - y)
+            gap = rolled - holds
+            residual = np.where(rolls[:top, :m], -gap, gap)[checked].max(initial=0.0)
+            y = y_next
+            if residual <= TOLERANCE:
+                break
+            if passes >= MAX_PASSES:
+                raise RuntimeError(
+                    f"layer {layer}: Bellman residual {residual:.3g} after {passes} passes"
+                )
         most_passes = max(most_passes, passes)
-        rolled = roll_a + roll_b * y[:, None]
-        value[own, other] = np.where(valid, np.maximum(rolled, holds), np.nan)
-        roll_q[own, other] = np.where(valid, rolled, np.nan)
-        hold_q[own, other] = np.where(valid, holds, np.nan)
-        hold_q[own, other, 0] = rolled[:, 0]  # hold at turn total 0 plays as a roll
-        turn_start[own, other] = x
+        index = (own[:, None], other[:, None], ks[None, :])
+        value[index] = np.where(valid, np.maximum(rolled, holds), np.nan).T
+        roll_q[index] = np.where(valid, rolled, np.nan).T
+        hold_q[index] = np.where(valid, holds, np.nan).T
+        hold_q[own, other, 0] = rolled[0]  # hold at turn total 0 plays as a roll
+        known[own, other] = x
         after_layer(own, other, x)
-    return PigTables(value, hold_q, roll_q, turn_start, most_passes)
+    return PigTables(value, hold_q, roll_q, known[:n, :n].copy(), most_passes)
 
 
 @lru_cache(maxsize=8)
 def two_player_optimum(goal: int, face_probs: tuple[float, ...]) -> TwoPlayerOptimum:
     """Both players maximise their win probability (cached per goal and die)."""
     start = time.perf_counter()
-    p1 = face_probs[0]
     turn_start = np.full((goal, goal), np.nan)
 
     def hold_value(own, other, ks):
         banked = np.minimum(own[:, None] + ks[None, :], goal - 1)
         return 1.0 - turn_start[other[:, None], banked]
 
-    def bust_terms(own, other):
-        return np.full(len(own), p1), np.full(len(own), -p1)
-
     def after_layer(own, other, x):
         turn_start[own, other] = x
 
-    tables = _solve_layers(goal, face_probs, hold_value, bust_terms, True, after_layer)
+    tables = _solve_layers(goal, face_probs, hold_value, None, after_layer)
     return TwoPlayerOptimum(tables, time.perf_counter() - start)
 
 
@@ -176,8 +213,8 @@ def best_response(model: Pig) -> PigTables:
     opponent, at j, is about to play: the opponent's turn banks b with bank[j, i, b] (the
     agent then moves at (i, j + b, 0)) or wins.
     """
-    goal, p1 = model.goal, model.face_probs[0]
-    bank, _win = model.opponent_turns
+    goal = model.goal
+    bank, win = model.opponent_turns
     turn_start = np.full((goal, goal), np.nan)
     waiting = np.full((goal, goal), np.nan)  # Y
     climbing = np.zeros((goal, goal))  # the part of Y from b >= 1, known before its layer
@@ -191,13 +228,15 @@ def best_response(model: Pig) -> PigTables:
         reach = later < goal
         x_later = np.where(reach, turn_start[own[:, None], np.minimum(later, goal - 1)], 0.0)
         climbing[own, other] = np.sum(bank[other, own, 1:] * x_later, axis=1)
-        return p1 * climbing[own, other], p1 * bank[other, own, 0]
+        # the opponent's turn does not bust: 1 - bank[.., 0], summed without cancellation
+        scores = win[other, own] + np.sum(bank[other, own, 1:], axis=1)
+        return climbing[own, other], bank[other, own, 0], scores
 
     def after_layer(own, other, x):
         turn_start[own, other] = x
         waiting[own, other] = climbing[own, other] + bank[other, own, 0] * x
 
-    tables = _solve_layers(goal, model.face_probs, hold_value, bust_terms, False, after_layer)
+    tables = _solve_layers(goal, model.face_probs, hold_value, bust_terms, after_layer)
     tables.waiting = waiting
     return tables
 

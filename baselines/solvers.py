@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.sparse.csgraph import connected_components
 
-from baselines.mdp import TabularMDP
+from dice_envs.tables import Tables as TabularMDP
+from dice_envs.tables import longest_path_levels
 
 # Actions whose Q-value is within this of the best are all counted optimal (ties).
 TIE_TOLERANCE = 1e-9
@@ -31,8 +33,12 @@ class Solution:
         state_values, q, policy, legal: per state index (see `index_of`).
         index_of: maps an observation to its state index.
         method: which solver produced it.
-        seconds: wall time of the solve, model enumeration included.
-        bellman_residual: max over states of |V(s) - max_a Q(s, a)| for the returned V.
+        seconds: wall time of the solve, building the tables included.
+        bellman_residual: max over the tables' states of |V(s) - max_a Q(s, a)|, Q computed
+            from the tables and the returned V (NaN when no tables were built).
+        table_seconds: the part of `seconds` spent building the tables.
+        num_states: the number of reachable non-terminal states (the tables'); a specialised
+            solver may also answer for positions the start never reaches.
     """
 
     value: float
@@ -46,6 +52,43 @@ class Solution:
     bellman_residual: float
     iterations: int = 0
     mdp: TabularMDP | None = field(default=None, repr=False)
+    table_seconds: float = 0.0
+    num_states: int = -1
+    batch_index: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
+    _visits: np.ndarray | None = field(default=None, repr=False)
+
+    def visits(self) -> np.ndarray:
+        """Expected visits of each state under this policy from the start (computed once)."""
+        if self._visits is None:
+            if self.mdp is None:
+                raise ValueError("visits need the tables the solution is indexed by")
+            self._visits = occupancy(self.mdp, self.policy)
+        return self._visits
+
+    def indices_of(self, observations: np.ndarray) -> np.ndarray:
+        """State indices of an (m, k) batch of observations (-1 where there is none)."""
+        if self.batch_index is not None:
+            return self.batch_index(np.asarray(observations))
+        if self.mdp is not None:
+            return self.mdp.indices_of(observations)
+        rows = []
+        for obs in np.asarray(observations):
+            try:
+                rows.append(self.index_of(obs))
+            except KeyError:
+                rows.append(-1)
+        return np.array(rows, dtype=np.int64)
+
+    def __post_init__(self) -> None:
+        if self.num_states < 0 and self.mdp is not None:
+            self.num_states = self.mdp.num_states
+
+    def __repr__(self) -> str:
+        return (
+            f"Solution(value={self.value:.6g}, method={self.method!r}, "
+            f"states={self.num_states}, seconds={self.seconds:.3g}, "
+            f"bellman_residual={self.bellman_residual:.2g})"
+        )
 
     def action(self, obs) -> int:
         """The optimal action for an observation (lowest-numbered on ties)."""
@@ -148,16 +191,51 @@ def value_iteration(
 
 
 def evaluate_linear(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
-    """Exact values of a deterministic policy: solve (I - P_pi) v = r_pi with sparse LU.
+    """Exact values of a deterministic policy: solve (I - P_pi) v = r_pi.
 
     Raises ValueError if the policy can cycle forever (the system is then singular).
     """
     matrix, rewards = mdp.policy_matrix(actions)
-    system = (sp.identity(mdp.num_states, format="csc") - matrix).tocsc()
-    values = np.atleast_1d(spla.spsolve(system, rewards))
+    values = solve_policy_system(matrix, rewards)
     if not np.all(np.isfinite(values)):
         raise ValueError("the policy never ends the game from some state (singular system)")
     return values
+
+
+def solve_policy_system(matrix: sp.csr_matrix, rhs: np.ndarray, transpose: bool = False):
+    """x with (I - P) x = rhs (or its transpose), by sparse LU in a block-triangular order.
+
+    The states are ordered by the strongly connected components of P, from the start of the
+    game towards its end, so that I - P is block upper triangular: LU then fills in only
+    inside the components (a Pig turn, say), which keeps it fast and small. Exact up to float
+    round-off; a singular system (a policy that never ends the game) gives non-finite values
+    or raises ValueError.
+    """
+    n = matrix.shape[0]
+    if n == 0:
+        return np.zeros(0)
+    count, component = connected_components(matrix, directed=True, connection="strong")
+    coo = matrix.tocoo()
+    between = component[coo.row] != component[coo.col]
+    condensed = sp.csr_matrix(
+        (
+            np.ones(int(between.sum()), np.int8),
+            (component[coo.row][between], component[coo.col][between]),
+        ),
+        shape=(count, count),
+    )
+    level = longest_path_levels(condensed)  # a condensation has no cycle
+    order = np.lexsort((np.arange(n), -level[component]))
+    system = (sp.identity(n, format="csr") - matrix)[order][:, order].tocsc()
+    try:
+        lu = spla.splu(system, permc_spec="NATURAL")
+    except RuntimeError as error:  # "Factor is exactly singular"
+        raise ValueError(
+            "the policy never ends the game from some state (singular system)"
+        ) from error
+    solution = np.empty(n)
+    solution[order] = lu.solve(np.asarray(rhs, dtype=float)[order], trans="T" if transpose else "N")
+    return solution
 
 
 def evaluate_backward(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
@@ -172,8 +250,7 @@ def evaluate_backward(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
 def occupancy(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
     """Expected number of visits to each state under a deterministic policy from the start."""
     matrix, _ = mdp.policy_matrix(actions)
-    system = (sp.identity(mdp.num_states, format="csc") - matrix.T).tocsc()
-    return np.atleast_1d(spla.spsolve(system, mdp.initial))
+    return solve_policy_system(matrix, mdp.initial, transpose=True)
 
 
 def solve_mdp(mdp: TabularMDP, method: str = "auto", tol: float = 1e-12) -> Solution:

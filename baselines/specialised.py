@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
-from baselines.mdp import observation_key
 from baselines.solvers import Solution, greedy
 from dice_envs.games.d20_rounds import REROLL, TAKE, D20Rounds
+from dice_envs.games.two_player import Fold
+from dice_envs.tables import observation_key
 
 
 def solve_d20_rounds(model: D20Rounds) -> Solution:
@@ -38,6 +42,11 @@ def solve_d20_rounds(model: D20Rounds) -> Solution:
             raise KeyError(obs)
         return (rounds_left - 1) * sides + face - 1
 
+    def indices_of(observations: np.ndarray) -> np.ndarray:
+        rounds_left, face = np.asarray(observations).T
+        inside = (rounds_left >= 1) & (rounds_left <= rounds) & (face >= 1) & (face <= sides)
+        return np.where(inside, (rounds_left - 1) * sides + face - 1, -1)
+
     return Solution(
         value=float(state_values[index_of((rounds, model.start_face))]),
         state_values=state_values,
@@ -47,14 +56,44 @@ def solve_d20_rounds(model: D20Rounds) -> Solution:
         index_of=index_of,
         method="specialised",
         seconds=time.perf_counter() - start,
-        bellman_residual=0.0,  # V is max Q by construction; tests check it on the generic MDP
+        bellman_residual=float("nan"),  # measured on the tables by baselines.solve
+        batch_index=indices_of,
     )
 
 
-def _solve_pig(model) -> Solution:
+def pig_opponent_turns(fold: Fold) -> SimpleNamespace:
+    """What the layered Pig solver needs of a fold, read through its public surface: bank[j, i,
+    b], the probability that the opponent at j, the agent having banked i, ends its turn
+    banking b points (b = 0: a 1), and win[j, i], that it reaches the goal in that turn."""
+    goal = fold.goal
+    own, other = np.meshgrid(np.arange(goal), np.arange(goal), indexing="ij")
+    starts = np.column_stack(
+        (
+            np.ones(goal * goal, np.int64),
+            own.ravel(),
+            other.ravel(),
+            np.zeros(goal * goal, np.int64),
+        )
+    )
+    row, prob, end, _reward, terminal = fold.batch_opponent_turn(starts)
+    agent, opponent = own.ravel()[row], other.ravel()[row]
+    bank = np.zeros((goal, goal, goal))
+    win = np.zeros((goal, goal))
+    np.add.at(win, (opponent[terminal], agent[terminal]), prob[terminal])
+    live = ~terminal
+    np.add.at(bank, (opponent[live], agent[live], end[live, 2] - opponent[live]), prob[live])
+    return SimpleNamespace(
+        goal=goal,
+        face_probs=fold.face_probs,
+        agent_starts=fold.agent_starts,
+        opponent_turns=(bank, win),
+    )
+
+
+def _solve_pig(model: Fold) -> Solution:
     from baselines.pig import solve_pig
 
-    return solve_pig(model)
+    return solve_pig(model, pig_opponent_turns(model))
 
 
 def _solve_ten_thousand(model) -> Solution:
@@ -63,9 +102,20 @@ def _solve_ten_thousand(model) -> Solution:
     return solve_ten_thousand(model)
 
 
-# env id -> solver taking the model.
+@dataclass(frozen=True)
+class Specialised:
+    """A game-specific solver and the number of outcome rows of the game's tables (to decide
+    whether to build them for the residual)."""
+
+    solve: Callable[..., Solution]
+    outcome_rows: Callable[..., int] = lambda model: 0
+
+
+# env id -> its game-specific solver, taking the model.
 SPECIALISED = {
-    "dice_envs/D20Rounds-v0": solve_d20_rounds,
-    "dice_envs/Pig-v0": _solve_pig,
-    "dice_envs/TenThousand-v0": _solve_ten_thousand,
+    "dice_envs/D20Rounds-v0": Specialised(
+        solve_d20_rounds, lambda model: model.rounds * model.sides * (model.sides + 1)
+    ),
+    "dice_envs/Pig-v0": Specialised(_solve_pig),
+    "dice_envs/TenThousand-v0": Specialised(_solve_ten_thousand),
 }

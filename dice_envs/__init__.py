@@ -8,9 +8,7 @@ Importing the package registers the ids of `dice_envs.registration.GAMES`:
     env = gym.make("dice_envs/SumAvoid-v0", N=10)
 """
 
-from dice_envs.registration import ENV_IDS, GAMES, make_model, register_envs
+from dice_envs.registration import ENV_IDS, GAMES, make_model, register_game
 
 __version__ = "0.1.0"
-__all__ = ["ENV_IDS", "GAMES", "make_model", "register_envs", "__version__"]
-
-register_envs()
+__all__ = ["ENV_IDS", "GAMES", "make_model", "register_game", "__version__"]

@@ -1,57 +1,94 @@
 """Every environment id, registered in this one place, with the model behind it.
 
-The optimal expected return at the default arguments stands beside each id; `make demo`
-recomputes them.
+A game is one entry: its id, the model (a class or factory taking the env's keyword
+arguments, as an import path), and a few small argument sets that exercise it (the
+conformance tests run every id with each). The optimal expected return at the default
+arguments stands beside each id; `make demo` recomputes them.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 
-from dice_envs.games.base import GameModel
+from dice_envs.games.base import GameModel, build_model
 
-# id -> (env entry point, model class). The env and the model take the same keyword arguments.
-GAMES: dict[str, tuple[str, str]] = {
-    # optimum 13.2172 (N=10, sides=6); seed 000 prints 13.217
-    "dice_envs/SumAvoid-v0": (
-        "dice_envs.envs.sum_avoid:SumAvoidEnv",
-        "dice_envs.games.sum_avoid:SumAvoid",
-    ),
-    # optimum 1773.3399 (rounds=100, sides=20, start_face=1)
-    "dice_envs/D20Rounds-v0": (
-        "dice_envs.envs.d20_rounds:D20RoundsEnv",
-        "dice_envs.games.d20_rounds:D20Rounds",
-    ),
-    # optimum 0.5549 (goal=100, sides=6, opponent="hold-at-20", coin flip): the win probability
-    # of the exact best response; both players optimal, the first player wins 0.5306
-    "dice_envs/Pig-v0": ("dice_envs.envs.pig:PigEnv", "dice_envs.games.pig:Pig"),
-    # optimum 5.872019 chips (all moves); 5.576326 with allowed_moves=[] (Crocce and Mordecki)
-    "dice_envs/TenThousand-v0": (
-        "dice_envs.envs.ten_thousand:TenThousandEnv",
-        "dice_envs.games.ten_thousand:TenThousand",
-    ),
-}
-
-ENV_IDS = tuple(GAMES)
+ENV_ENTRY_POINT = "dice_envs.envs.base:DiceEnv"
 
 
-def _load(path: str):
-    module, name = path.split(":")
-    return getattr(importlib.import_module(module), name)
+@dataclass(frozen=True)
+class Game:
+    """One registered game: its model (import path or callable) and small example arguments."""
+
+    env_id: str
+    model: str | Callable[..., GameModel]
+    examples: tuple[dict[str, Any], ...] = field(default=({},))
+
+
+GAMES: dict[str, Game] = {}
+
+
+def register_game(
+    env_id: str,
+    model: str | Callable[..., GameModel],
+    examples: tuple[dict[str, Any], ...] | list[dict[str, Any]] = ({},),
+) -> None:
+    """Register `env_id` with Gymnasium: the one env class over `model(**kwargs)`."""
+    GAMES[env_id] = Game(env_id, model, tuple(examples))
+    if env_id not in gym.registry:
+        gym.register(id=env_id, entry_point=ENV_ENTRY_POINT, kwargs={"model": model})
+
+
+# optimum 13.2172 (N=10, sides=6); seed 000 prints 13.217
+register_game(
+    "dice_envs/SumAvoid-v0",
+    "dice_envs.games.sum_avoid:SumAvoid",
+    [{}, {"N": 7, "sides": 4}, {"N": 3, "sides": 8, "max_sum": 30}],
+)
+# optimum 1773.3399 (rounds=100, sides=20, start_face=1)
+register_game(
+    "dice_envs/D20Rounds-v0",
+    "dice_envs.games.d20_rounds:D20Rounds",
+    [{"rounds": 12}, {"rounds": 5, "sides": 6, "start_face": 3}, {"rounds": 1}],
+)
+# optimum 0.5549 (goal=100, fair d6, opponent="hold-at-20", coin flip): the win probability
+# of the exact best response; both players optimal, the first player wins 0.5306
+register_game(
+    "dice_envs/Pig-v0",
+    "dice_envs.games.pig:PigVersus",
+    [
+        {"goal": 20},
+        {"goal": 12, "opponent": "keep-pace", "agent_starts": False},
+        {"goal": 10, "die_probs": (0.3, 0.1, 0.1, 0.1, 0.2, 0.2), "opponent": "optimal"},
+        {"goal": 3, "opponent": "random", "agent_starts": False},
+    ],
+)
+# optimum 5.872019 chips (all moves); 5.576326 with allowed_moves=[] (Crocce and Mordecki)
+register_game(
+    "dice_envs/TenThousand-v0",
+    "dice_envs.games.ten_thousand:TenThousand",
+    [
+        {},
+        {"allowed_moves": [], "max_turn_score": 30},
+        {"allowed_moves": ["5", "1", "t2"], "max_turn_score": 60},
+    ],
+)
+
+
+def env_ids() -> tuple[str, ...]:
+    """Every registered id, those registered after import included."""
+    return tuple(GAMES)
+
+
+ENV_IDS = env_ids()
 
 
 def make_model(env_id: str, **kwargs: Any) -> GameModel:
     """The game model behind `env_id`, built from the same keyword arguments as the env."""
     if env_id not in GAMES:
-        raise ValueError(f"env_id must be one of {list(ENV_IDS)}, got {env_id!r}")
+        raise ValueError(f"env_id must be one of {list(GAMES)}, got {env_id!r}")
     kwargs.pop("render_mode", None)
-    return _load(GAMES[env_id][1])(**kwargs)
-
-
-def register_envs() -> None:
-    for env_id, (entry_point, _model) in GAMES.items():
-        if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=entry_point)
+    return build_model(GAMES[env_id].model, kwargs)

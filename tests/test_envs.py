@@ -12,9 +12,9 @@ from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from scipy.stats import chisquare
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-from baselines.mdp import observation_key
 from dice_envs import ENV_IDS, make_model
 from dice_envs.games.base import reachable_states
+from dice_envs.tables import observation_key
 
 
 def test_every_registered_id_is_covered():

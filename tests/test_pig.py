@@ -149,22 +149,24 @@ def test_goal_20_optimum_rolls_to_the_goal():
 
 def test_hold_at_zero_plays_as_a_roll():
     model = make_model(ID, goal=30)
-    for state in [(0, 0, 0), (12, 20, 0)]:
+    for obs in [(0, 0, 0), (12, 20, 0)]:
+        state = model.validate_state(obs)
         assert model.legal_actions(state) == (ROLL,)
         assert model.transitions(state, HOLD) == model.transitions(state, ROLL)
-    assert model.legal_actions((12, 20, 4)) == (HOLD, ROLL)
+    assert model.legal_actions(model.validate_state((12, 20, 4))) == (HOLD, ROLL)
 
 
 def test_opponent_that_wins_before_the_agent_moves():
     # Goal 2: the opponent, moving first, wins with any face but 1 (probability 5/6).
     model = make_model(ID, goal=2, agent_starts=False)
-    start = dict((state, p) for p, state in model.initial_states())
-    assert start[model.lost_state] == pytest.approx(5 / 6)
+    start = {model.observation(state): p for p, state in model.initial_states()}
+    assert start[(0, 2, 0)] == pytest.approx(5 / 6)
     env = gym.make(ID, goal=2, agent_starts=False)
     lost = 0
     for seed in range(60):
         obs, info = env.reset(seed=seed)
-        if tuple(obs) == model.lost_state:
+        if tuple(obs) == (0, 2, 0):
+            assert info["opponent_rolls"] and info["opponent_rolls"][-1] != 1
             lost += 1
             _, reward, terminated, _, _ = env.step(1)
             assert terminated and reward == 0

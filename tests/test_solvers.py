@@ -7,7 +7,6 @@ from conftest import CASES, case_id
 
 import baselines
 from baselines.heuristics import heuristic, stop_at
-from baselines.mdp import build_mdp
 from baselines.solvers import (
     backward_induction,
     bellman_residual,
@@ -16,6 +15,7 @@ from baselines.solvers import (
     solve_mdp,
 )
 from dice_envs.games.base import Transition
+from dice_envs.tables import build_tables as build_mdp
 
 
 class DoubleOrNothing:

@@ -203,6 +203,6 @@ def test_env_shows_the_dice():
     env.reset(seed=2)
     obs, reward, terminated, _, info = env.step(ROLL)
     assert len(info["dice"]) == 5
-    assert "rolled" in env.render()
+    assert "dice " + " ".join(map(str, info["dice"])) in env.render()
     if not terminated:
         assert obs[2] == 5 - scoring_dice(CONFIGS[obs[1]]) or obs[2] == 5

@@ -1,28 +1,32 @@
-"""The Gymnasium adapter shared by every game: it samples the game model's transitions."""
+"""The one Gymnasium env of every game: it samples the game model's transitions."""
 
 from __future__ import annotations
 
 import operator
-from bisect import bisect_right
-from itertools import accumulate
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from dice_envs.games.base import GameModel, State, Transition
+from dice_envs.envs.rendering import render_scene
+from dice_envs.games.base import State, Transition, build_model, cumulative, draw
 
 # Transition tables are cached per (state, action); a long game clears the cache at this size.
 _CACHE_LIMIT = 1_000_000
 
 
 class DiceEnv(gym.Env):
-    """A thin `gym.Env` over a `GameModel`.
+    """A thin `gym.Env` over a `GameModel`, the same class for every game.
+
+    `model` is the game model, or a callable (a model class, or the import path
+    "module:name" of one) that builds it from the remaining keyword arguments; registration
+    passes the latter, so `gym.make(env_id, **kwargs)` builds the model from the user's
+    arguments. The env shows the game's docstring as its own (`env.unwrapped.__doc__`).
 
     `step` looks up the model's outcomes of (state, action), cached with their cumulative
-    probabilities, and draws one with `self.np_random`. Subclasses build the model and override
-    `_picture` for the rgb_array render.
+    probabilities, and draws one with `self.np_random`; a model with `sample_step` samples
+    its own way (die by die, say), and a test holds it to `transitions`.
 
     Rules of play, the same for every game: an action outside the action space raises
     ValueError; `step` before `reset` or after the episode ended raises RuntimeError; in both
@@ -34,13 +38,18 @@ class DiceEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
-    def __init__(self, model: GameModel, render_mode: str | None = None) -> None:
+    def __init__(self, model: Any, render_mode: str | None = None, **kwargs: Any) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, "
                 f"got {render_mode!r}"
             )
+        if isinstance(model, str) or callable(model):
+            model = build_model(model, kwargs)
+        elif kwargs:
+            raise ValueError(f"arguments {sorted(kwargs)} given with a ready-made model")
         self.model = model
+        self.__doc__ = model.__doc__ or DiceEnv.__doc__
         self.render_mode = render_mode
         self.action_space = spaces.Discrete(model.num_actions)
         self._num_actions = model.num_actions
@@ -50,9 +59,9 @@ class DiceEnv(gym.Env):
             spaces.Discrete(nvec[0]) if self._scalar_obs else spaces.MultiDiscrete(nvec)
         )
         self._start = self._cumulative(model.initial_states())
-        # A model may sample a step its own way (die by die, say); tests check it against
-        # `transitions`.
         self._sample_step = getattr(model, "sample_step", None)
+        self._sample_start = getattr(model, "sample_start", None)
+        self._picture_size = getattr(model, "picture_size", (1, 3))
         self._outcomes: dict[tuple[State, int], tuple[list[float], list[Transition]]] = {}
         self._masks: dict[tuple[int, ...], np.ndarray] = {}
         self._no_actions = np.zeros(model.num_actions, dtype=np.int8)
@@ -65,14 +74,11 @@ class DiceEnv(gym.Env):
 
     @staticmethod
     def _cumulative(pairs):
-        # The last bound is forced to 1 so float round-off can never make a draw fall off the end.
-        bounds = list(accumulate(pair[0] for pair in pairs))
-        bounds[-1] = 1.0
-        return bounds, list(pairs)
+        return cumulative([pair[0] for pair in pairs]), list(pairs)
 
     def _draw(self, table):
         bounds, items = table
-        return items[bisect_right(bounds, self.np_random.random())]
+        return items[draw(bounds, self.np_random.random)]
 
     def _observe(self, state: State):
         obs = self.model.observation(state)
@@ -88,15 +94,20 @@ class DiceEnv(gym.Env):
         return mask.copy()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        if options is not None and (not isinstance(options, dict) or set(options) - {"state"}):
+            raise ValueError(f"reset options may only hold the key 'state', got {options!r}")
         super().reset(seed=seed)
+        info: dict = {}
         if options and options.get("state") is not None:
             state = self.model.validate_state(options["state"])
+        elif self._sample_start is not None:
+            state, info = self._sample_start(self.np_random.random)
         else:
             state = self._draw(self._start)[1]
         self.state, self.done = state, False
         self.episode_return, self.last_action, self.previous_state = 0.0, None, None
-        self.last_info = {}
-        return self._observe(state), {"action_mask": self._mask(state)}
+        self.last_info = info
+        return self._observe(state), {**info, "action_mask": self._mask(state)}
 
     def step(self, action):
         if self.state is None:
@@ -151,8 +162,26 @@ class DiceEnv(gym.Env):
         parts = [self.model.render_text(self.state)]
         if self.last_action is not None:
             parts.append(f"last action {self.model.action_names[self.last_action]}")
+        for key, values in self.last_info.items():
+            if isinstance(values, list) and values:
+                parts.append(f"{key.replace('_', ' ')} " + " ".join(map(str, values)))
         parts.append(f"return {self.episode_return:g}" + (" (game over)" if self.done else ""))
         return " | ".join(parts)
 
     def _picture(self) -> np.ndarray:
-        raise NotImplementedError
+        """The model's `picture` (dice and lines of text), drawn in a frame of one size."""
+        max_dice, max_lines = self._picture_size
+        context = {
+            **self.last_info,
+            "previous_state": self.previous_state,
+            "last_action": self.last_action,
+            "done": self.done,
+            "episode_return": self.episode_return,
+        }
+        picture = getattr(self.model, "picture", None)
+        if picture is None:
+            dice, lines = [], [self.model.render_text(self.state)]
+        else:
+            dice, lines = picture(self.state, context)
+        sides = getattr(self.model, "sides", 6)
+        return render_scene(dice, lines, max_dice=max_dice, max_lines=max_lines, pips=sides <= 6)

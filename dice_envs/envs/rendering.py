@@ -1,62 +1,37 @@
-"""Small RGB pictures of dice and text, drawn with numpy alone (no pygame or Pillow needed)."""
+"""Small RGB pictures of a row of dice above a few lines of text, drawn with Pillow.
+
+The frame size depends only on `max_dice` and `max_lines` (see `frame_shape`), never on what is
+drawn, so an environment that passes the same limits on every call gets frames of one size for
+the whole episode, as video recorders (Gymnasium's `RecordVideo`) need.
+"""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-# A 3x5 pixel font: each glyph is five rows of three bits.
-_GLYPHS = {
-    "0": "111 101 101 101 111",
-    "1": "010 110 010 010 111",
-    "2": "111 001 111 100 111",
-    "3": "111 001 111 001 111",
-    "4": "101 101 111 001 001",
-    "5": "111 100 111 001 111",
-    "6": "111 100 111 101 111",
-    "7": "111 001 001 001 001",
-    "8": "111 101 111 101 111",
-    "9": "111 101 111 001 111",
-    "A": "010 101 111 101 101",
-    "B": "110 101 110 101 110",
-    "C": "011 100 100 100 011",
-    "D": "110 101 101 101 110",
-    "E": "111 100 110 100 111",
-    "F": "111 100 110 100 100",
-    "G": "011 100 101 101 011",
-    "H": "101 101 111 101 101",
-    "I": "111 010 010 010 111",
-    "J": "001 001 001 101 010",
-    "K": "101 101 110 101 101",
-    "L": "100 100 100 100 111",
-    "M": "101 111 111 101 101",
-    "N": "110 101 101 101 101",
-    "O": "010 101 101 101 010",
-    "P": "110 101 110 100 100",
-    "Q": "010 101 101 110 011",
-    "R": "110 101 110 101 101",
-    "S": "011 100 010 001 110",
-    "T": "111 010 010 010 010",
-    "U": "101 101 101 101 111",
-    "V": "101 101 101 101 010",
-    "W": "101 101 111 111 101",
-    "X": "101 101 010 101 101",
-    "Y": "101 101 010 010 010",
-    "Z": "111 001 010 100 111",
-    " ": "000 000 000 000 000",
-    "/": "001 001 010 100 100",
-    "-": "000 000 111 000 000",
-    ":": "000 010 000 010 000",
-    ".": "000 000 000 000 010",
-    "=": "000 111 000 111 000",
-    "+": "000 010 111 010 000",
-    "(": "010 100 100 100 010",
-    ")": "010 001 001 001 010",
-}
-_FONT = {
-    char: np.array([[bit == "1" for bit in row] for row in rows.split()], dtype=bool)
-    for char, rows in _GLYPHS.items()
-}
-# Pip positions on a 3x3 grid for faces 1..6.
+try:
+    from PIL import Image, ImageDraw, ImageFont
+except ImportError:  # only rgb_array rendering needs Pillow; the games and text renders do not
+    Image = ImageDraw = ImageFont = None
+
+BACKGROUND = (24, 96, 48)
+INK = (245, 245, 235)
+DIE = (250, 250, 245)
+DIE_DIM = (150, 150, 140)
+PIP = (20, 20, 20)
+RED = (200, 40, 40)
+
+DIE_SIZE = 48  # side of a die, in pixels
+GAP = 12  # margin around the picture and space between dice
+TEXT_SIZE = 18  # font size of the text lines
+MIN_TEXT_SIZE = 10  # a line too wide for the frame is shrunk down to this size, then clipped
+LINE_HEIGHT = 24  # distance between the tops of two text lines
+MIN_WIDTH = 352  # room for about 35 characters of TEXT_SIZE text
+BLOCK = 16  # width and height are multiples of this (video encoders want even sizes)
+
+# Pip centres on a 3x3 grid (row, column) for faces 1..6.
 _PIPS = {
     1: [(1, 1)],
     2: [(0, 0), (2, 2)],
@@ -66,69 +41,94 @@ _PIPS = {
     6: [(0, 0), (0, 2), (1, 0), (1, 2), (2, 0), (2, 2)],
 }
 
-BACKGROUND = (24, 96, 48)
-INK = (245, 245, 235)
-DIE = (250, 250, 245)
-DIE_DIM = (150, 150, 140)
-PIP = (20, 20, 20)
-RED = (200, 40, 40)
+
+@functools.cache
+def _font(size: int) -> ImageFont.FreeTypeFont:
+    """Pillow's built-in scalable font (Aileron Regular) at `size`, built once per size."""
+    return ImageFont.load_default(size=size)
 
 
-def text_width(text: str, scale: int) -> int:
-    return len(text) * 4 * scale
+def _round_up(n: int) -> int:
+    return -(-n // BLOCK) * BLOCK
 
 
-def draw_text(canvas: np.ndarray, text: str, x: int, y: int, scale: int, color) -> None:
-    """Draw upper-cased `text` with its top-left corner at (x, y), clipped to the canvas."""
-    for i, char in enumerate(text.upper()):
-        glyph = _FONT.get(char, _FONT[" "])
-        block = np.kron(glyph, np.ones((scale, scale), dtype=bool))
-        left = x + i * 4 * scale
-        h = min(block.shape[0], canvas.shape[0] - y)
-        w = min(block.shape[1], canvas.shape[1] - left)
-        if h > 0 and w > 0:
-            canvas[y : y + h, left : left + w][block[:h, :w]] = color
+def _check_limit(name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
 
 
-def draw_die(
-    canvas: np.ndarray, face: int, x: int, y: int, size: int, dim: bool = False, pips: bool = True
-) -> None:
-    """A die seen from above: pips for faces 1..6 (if `pips`), else the number."""
-    canvas[y : y + size, x : x + size] = DIE_DIM if dim else DIE
+def frame_shape(max_dice: int = 5, max_lines: int = 3) -> tuple[int, int, int]:
+    """The (height, width, 3) of every frame `render_scene` draws with these limits."""
+    _check_limit("max_dice", max_dice)
+    _check_limit("max_lines", max_lines)
+    dice_row = DIE_SIZE + GAP if max_dice else 0
+    height = GAP + dice_row + max_lines * LINE_HEIGHT + GAP
+    width = max(MIN_WIDTH, GAP + max_dice * (DIE_SIZE + GAP))
+    return _round_up(height), _round_up(width), 3
+
+
+@functools.lru_cache(maxsize=512)
+def _die_image(face: int, dim: bool, pips: bool) -> Image.Image:
+    """A die seen from above, on the background colour: pips for faces 1..6, else the number."""
+    size = DIE_SIZE
+    image = Image.new("RGB", (size, size), BACKGROUND)
+    draw = ImageDraw.Draw(image)
+    draw.rounded_rectangle(
+        (0, 0, size - 1, size - 1), radius=size // 8, fill=DIE_DIM if dim else DIE
+    )
     if pips and face in _PIPS:
-        cell, radius = size // 4, max(2, size // 12)
-        yy, xx = np.ogrid[:size, :size]
+        radius = size / 10
         for row, col in _PIPS[face]:
-            cy, cx = cell * (row + 1), cell * (col + 1)
-            disc = (yy - cy) ** 2 + (xx - cx) ** 2 <= radius**2
-            canvas[y : y + size, x : x + size][disc] = RED if face == 1 else PIP
+            cy, cx = size * (row + 1) / 4, size * (col + 1) / 4
+            box = (cx - radius, cy - radius, cx + radius, cy + radius)
+            draw.ellipse(box, fill=RED if face == 1 else PIP)
     else:
         label = str(face)
-        scale = max(1, size // (4 * len(label) + 2))
-        draw_text(
-            canvas,
-            label,
-            x + (size - text_width(label, scale) + scale) // 2,
-            y + (size - 5 * scale) // 2,
-            scale,
-            PIP,
-        )
+        font_size = int(size * 0.6)
+        while font_size > MIN_TEXT_SIZE and _font(font_size).getlength(label) > size - 8:
+            font_size -= 2
+        draw.text((size / 2, size / 2), label, fill=PIP, font=_font(font_size), anchor="mm")
+    return image
+
+
+def _fitting_font(line: str, room: int) -> ImageFont.FreeTypeFont:
+    """The TEXT_SIZE font, or a smaller one (not below MIN_TEXT_SIZE) if `line` is too wide."""
+    font = _font(TEXT_SIZE)
+    length = font.getlength(line)
+    if length <= room:
+        return font
+    return _font(max(MIN_TEXT_SIZE, int(TEXT_SIZE * room / length)))
 
 
 def render_scene(
-    dice: list[tuple[int, bool]], lines: list[str], width: int = 320, pips: bool = True
+    dice: list[tuple[int, bool]],
+    lines: list[str],
+    *,
+    max_dice: int = 5,
+    max_lines: int = 3,
+    pips: bool = True,
 ) -> np.ndarray:
-    """A picture with a row of dice, each (face, dimmed), above some lines of text.
+    """An RGB picture (uint8, shape `frame_shape(max_dice, max_lines)`) of a row of dice, each
+    `(face, dimmed)`, above some lines of text.
 
-    `pips=False` writes every face as a number (for dice with more than six faces).
+    `pips=False` writes every face as a number (for dice with more than six faces). Text lines too
+    wide for the frame are drawn smaller. Raises ValueError if there are more than `max_dice` dice
+    or more than `max_lines` lines.
     """
-    size, gap, scale = 48, 12, 2
-    height = gap + (size + gap if dice else 0) + len(lines) * 7 * scale + gap
-    canvas = np.empty((height, width, 3), dtype=np.uint8)
-    canvas[:] = BACKGROUND
+    height, width, _ = frame_shape(max_dice, max_lines)
+    if Image is None:
+        raise ImportError("render_scene needs Pillow >= 10.1: pip install pillow")
+    if len(dice) > max_dice:
+        raise ValueError(f"dice: got {len(dice)} dice, more than max_dice={max_dice}")
+    if len(lines) > max_lines:
+        raise ValueError(f"lines: got {len(lines)} lines, more than max_lines={max_lines}")
+    image = Image.new("RGB", (width, height), BACKGROUND)
     for i, (face, dim) in enumerate(dice):
-        draw_die(canvas, face, gap + i * (size + gap), gap, size, dim, pips)
-    top = gap + (size + gap if dice else 0)
+        image.paste(_die_image(face, bool(dim), pips), (GAP + i * (DIE_SIZE + GAP), GAP))
+    draw = ImageDraw.Draw(image)
+    top = GAP + (DIE_SIZE + GAP if max_dice else 0)
+    room = width - 2 * GAP
     for i, line in enumerate(lines):
-        draw_text(canvas, line, gap, top + i * 7 * scale, scale, INK)
-    return canvas
+        font = _fitting_font(line, room)
+        draw.text((GAP, top + i * LINE_HEIGHT), line, fill=INK, font=font, anchor="la")
+    return np.array(image)  # a writable copy

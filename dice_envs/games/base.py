@@ -7,10 +7,15 @@ it, so the two can never disagree about the rules. Nothing here imports gymnasiu
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import math
 import numbers
+from bisect import bisect_right
 from collections import deque
-from collections.abc import Hashable, Iterator
-from typing import NamedTuple, Protocol, runtime_checkable
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from itertools import accumulate
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 State = Hashable
 Observation = int | tuple[int, ...]
@@ -38,6 +43,12 @@ class GameModel(Protocol):
     Every action of ``0 .. num_actions - 1`` has transitions in every non-terminal state, even
     one that `legal_actions` leaves out: the model documents what such an action does, and the
     environment does the same, so unmasked agents can take any action.
+
+    Optional, picked up where present: `sample_step(state, action, uniform)` (a faster or more
+    telling sampler, with an info dict; a chi-square test holds it to `transitions`),
+    `picture(state, info) -> (dice, lines)` and `picture_size` for the rgb_array render,
+    `batch_transitions` and friends for the fast table builder (see `dice_envs.tables`), and
+    the class docstring, which the environment shows as its own.
     """
 
     num_actions: int
@@ -89,6 +100,59 @@ def uniform_die(sides: int) -> tuple[float, ...]:
     return (1.0 / sides,) * sides
 
 
+def check_die(sides: int | None, die_probs: Sequence[float] | None) -> tuple[float, ...]:
+    """Face probabilities (face 1 first): a fair die of `sides` faces (6 if None), or
+    `die_probs`; ValueError if they disagree or are not a distribution."""
+    if die_probs is None:
+        return uniform_die(6 if sides is None else check_int("sides", sides, 2))
+    if isinstance(die_probs, str | bytes):
+        raise ValueError(f"die_probs must be a sequence of probabilities, got {die_probs!r}")
+    try:
+        probs = tuple(float(p) for p in die_probs)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"die_probs must be a sequence of probabilities, got {die_probs!r}"
+        ) from None
+    if len(probs) < 2:
+        raise ValueError(f"die_probs needs at least 2 faces, got {len(probs)}")
+    if sides is not None and check_int("sides", sides, 2) != len(probs):
+        raise ValueError(
+            f"die_probs has {len(probs)} faces but sides={sides}; give one of them, or both equal"
+        )
+    if any(not math.isfinite(p) or p < 0 for p in probs):
+        raise ValueError(f"die_probs must be non-negative and finite, got {probs}")
+    if not math.isclose(sum(probs), 1.0, abs_tol=1e-9):
+        raise ValueError(f"die_probs must sum to 1, got a sum of {sum(probs)!r}")
+    return probs
+
+
+def check_choice(name: str, value: object, allowed: tuple) -> object:
+    """`value` if it is one of `allowed` (compared by identity for None/True/False)."""
+    for option in allowed:
+        if value is option or (
+            type(value) is type(option) and not isinstance(value, bool) and value == option
+        ):
+            return option
+    raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+
+
+def cumulative(probs: Sequence[float]) -> list[float]:
+    """Cumulative bounds for `draw`; the last is forced to 1 so round-off never falls off."""
+    bounds = list(accumulate(probs))
+    bounds[-1] = 1.0
+    return bounds
+
+
+def draw(bounds: Sequence[float], uniform: Callable[[], float]) -> int:
+    """The index drawn by one `uniform()` in [0, 1) against cumulative `bounds`."""
+    return bisect_right(bounds, uniform())
+
+
+def sample_transition(outcomes: Sequence[Transition], uniform: Callable[[], float]) -> Transition:
+    """One outcome of a `transitions` list, drawn with one `uniform()`."""
+    return outcomes[draw(cumulative([t.prob for t in outcomes]), uniform)]
+
+
 def check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
     """`value` as an int if it is an integer in range, else ValueError naming `name`."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -98,3 +162,25 @@ def check_int(name: str, value: object, minimum: int, maximum: int | None = None
         allowed = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
         raise ValueError(f"{name} must be an integer {allowed}, got {number}")
     return number
+
+
+def load(path: str | Callable[..., GameModel]) -> Callable[..., GameModel]:
+    if not isinstance(path, str):
+        return path
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def build_model(model: str | Callable[..., GameModel], kwargs: dict[str, Any]) -> GameModel:
+    """`model(**kwargs)`, refusing unknown argument names with a ValueError that lists the
+    allowed ones."""
+    factory = load(model)
+    parameters = inspect.signature(factory).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        unknown = sorted(set(kwargs) - set(parameters))
+        if unknown:
+            raise ValueError(
+                f"unknown argument(s) {unknown}; {getattr(factory, '__name__', factory)} takes "
+                f"{[name for name in parameters if name != 'self']}"
+            )
+    return factory(**kwargs)

@@ -11,16 +11,50 @@ TAKE, REROLL = 0, 1
 
 
 class D20Rounds:
-    """The pure model of the d20 rounds game.
+    """A d20 showing 1 and a number of rounds: each round take its face in dollars, or reroll.
 
+    ## Description
+    The game lasts `rounds` rounds. A die with `sides` faces starts showing `start_face`. Each
+    round the player either takes money equal to the face (the die keeps showing it) or rerolls
+    (no money this round; the new face shows in the next round). The question of
+    ../shared/seeds/001: which faces are worth taking, given the rounds left? The exact answer
+    is `baselines.solve("dice_envs/D20Rounds-v0")`.
+
+    ## Model
     State: (rounds left, face showing), rounds left >= 1 while the game goes on. Actions: 0 take
     (earn the face; the die keeps it), 1 reroll (earn nothing; the new face shows next round).
     Both are always legal. The game ends when no rounds are left; a reroll in the last round
     earns nothing.
+
+    ## Action Space
+    `Discrete(2)`: 0 take, 1 reroll. Both are always legal; `info["action_mask"]` is all ones.
+
+    ## Observation Space
+    `MultiDiscrete([rounds + 1, sides + 1])`: (rounds left including the current one, face
+    showing). The face is 1..sides; rounds left is 0 only in the final observation.
+
+    ## Rewards
+    The face on a take, 0 on a reroll.
+
+    ## Starting State
+    (rounds, start_face).
+
+    ## Episode End
+    Termination after `rounds` steps. No truncation.
+
+    ## Arguments
+    - `rounds=100`: the number of rounds; an integer >= 1.
+    - `sides=20`: faces of the fair die; an integer >= 2.
+    - `start_face=1`: the face showing at the start; an integer in 1..sides.
+    - `render_mode=None`: `"ansi"` (one line of text) or `"rgb_array"` (the die and the money).
+
+    ## Version History
+    - v0: initial version.
     """
 
     num_actions = 2
     action_names = ("take", "reroll")
+    picture_size = (1, 2)
 
     def __init__(self, rounds: int = 100, sides: int = 20, start_face: int = 1) -> None:
         self.rounds = check_int("rounds", rounds, 1)
@@ -64,3 +98,8 @@ class D20Rounds:
     def render_text(self, state: tuple[int, int]) -> str:
         rounds_left, face = state
         return f"round {self.rounds - rounds_left + 1}/{self.rounds}, die shows {face}"
+
+    def picture(self, state: tuple[int, int], context: dict):
+        rounds_left, face = state
+        lines = [f"ROUNDS LEFT {rounds_left}", f"MONEY {context['episode_return']:g}"]
+        return [(face, False)], lines

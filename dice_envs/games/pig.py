@@ -1,253 +1,130 @@
-"""Two-player Pig against a fixed opponent, the opponent's whole turn folded into the model.
+"""Pig, the two-player dice race: its rules, once, as a two-player model.
 
-Sources: ../shared/seeds/002 (Tijms: the rules and the optimality equations, a turn starts
-with a roll) and ../shared/seeds/004 (the same equations, and dice with unequal faces).
-
-Rules: two players race to `goal`. On a turn a player rolls repeatedly; face 1 loses the turn
-total and ends the turn; any other face f adds f to the turn total; holding banks the turn
-total and ends the turn. A player whose score plus turn total reaches the goal wins at once.
-A turn starts with a roll: holding at turn total 0 is illegal and, if chosen anyway, is played
-as a roll (the same in the model, the env and every opponent).
+Sources: ../shared/seeds/002 (Tijms: the rules and the optimality equations; a turn starts with
+a roll) and ../shared/seeds/004 (the same equations, and dice with unequal faces).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from functools import cached_property
-from itertools import accumulate
 
 import numpy as np
 
-from dice_envs.games.base import Transition, check_int, uniform_die
+from dice_envs.games.base import Transition, check_die, check_int, cumulative, draw, uniform_die
+from dice_envs.games.two_player import fold_factory
 
 HOLD, ROLL = 0, 1
-OPPONENTS = ('"hold-at-K" (K >= 1)', '"keep-pace"', '"optimal"', '"random"', "a callable")
-PigState = tuple[int, int, int]
-
-
-def validate_die(sides: int, die_probs: Sequence[float] | None) -> tuple[float, ...]:
-    """The face probabilities (face 1 first): a fair die of `sides` faces, or `die_probs`."""
-    if die_probs is None:
-        return uniform_die(check_int("sides", sides, 2))
-    try:
-        probs = tuple(float(p) for p in die_probs)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"die_probs must be a sequence of probabilities, got {die_probs!r}"
-        ) from None
-    if len(probs) < 2:
-        raise ValueError(f"die_probs needs at least 2 faces, got {len(probs)}")
-    if sides != 6 and len(probs) != sides:
-        raise ValueError(f"die_probs has {len(probs)} faces but sides={sides}")
-    if any(not math.isfinite(p) or p < 0 for p in probs):
-        raise ValueError(f"die_probs must be non-negative and finite, got {probs}")
-    if not math.isclose(sum(probs), 1.0, abs_tol=1e-9):
-        raise ValueError(f"die_probs must sum to 1, got a sum of {sum(probs)!r}")
-    if probs[0] >= 1.0:
-        raise ValueError("die_probs gives face 1 probability 1: no turn could ever score")
-    return probs
-
-
-def hold_at_policy(goal: int, threshold: int) -> np.ndarray:
-    """Roll probabilities [own, other, turn] of "hold at `threshold` or at the goal"."""
-    turn = np.arange(goal)
-    return np.broadcast_to((turn < threshold).astype(float), (goal, goal, goal)).copy()
-
-
-def keep_pace_policy(goal: int) -> np.ndarray:
-    """Neller and Presser's "keep pace and end race" rule, for goal 100: if either score is 71 or
-    more, roll until the goal; else hold at a turn total of 21 + round((other - own) / 8).
-
-    For other goals the constants 71 and 21 scale with goal / 100 (halves round up).
-    """
-    own, other, turn = np.ogrid[:goal, :goal, :goal]
-    race = (own >= math.floor(0.71 * goal + 0.5)) | (other >= math.floor(0.71 * goal + 0.5))
-    threshold = np.floor(0.21 * goal + (other - own) / 8 + 0.5)
-    return np.where(race, 1.0, (turn < threshold).astype(float))
-
-
-def callable_policy(goal: int, policy: Callable[[int, int, int], int]) -> np.ndarray:
-    """Tabulate `policy(own, other, turn_total) -> 0 hold / 1 roll` over every position."""
-    table = np.ones((goal, goal, goal))
-    for own in range(goal):
-        for other in range(goal):
-            for turn in range(2, goal - own):
-                action = policy(own, other, turn)
-                if action not in (HOLD, ROLL):
-                    raise ValueError(
-                        f"opponent({own}, {other}, {turn}) returned {action!r}; it must return "
-                        "0 (hold) or 1 (roll)"
-                    )
-                table[own, other, turn] = float(action)
-    return table
-
-
-def parse_opponent(opponent: object) -> tuple[str, object]:
-    """("hold-at", K), ("keep-pace", None), ("random", None), ("optimal", None) or
-    ("callable", f); ValueError for anything else."""
-    if callable(opponent):
-        return "callable", opponent
-    if isinstance(opponent, str):
-        match = re.fullmatch(r"hold-at-(-?\d+)", opponent)
-        if match:
-            threshold = int(match.group(1))
-            if threshold < 1:
-                raise ValueError(f"opponent hold-at-K needs K >= 1, got K={threshold}")
-            return "hold-at", threshold
-        if opponent in ("keep-pace", "random", "optimal"):
-            return opponent, None
-    raise ValueError(f"opponent must be one of {', '.join(OPPONENTS)}; got {opponent!r}")
-
-
-def turn_distribution(
-    roll_prob: np.ndarray, face_probs: Sequence[float], goal: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """How a whole turn ends, for every (own score, other score) at once.
-
-    Args:
-        roll_prob: [own, other, turn] probability that the player rolls (turn total 0 always
-            rolls, whatever the table says).
-
-    Returns:
-        bank: [own, other, b] probability that the turn banks b points (b = 0: a 1 was rolled);
-        win: [own, other] probability that the player reaches the goal during the turn.
-    """
-    sides = len(face_probs)
-    mass = np.zeros((goal, goal, goal + sides + 1))
-    mass[:, :, 0] = 1.0
-    bank = np.zeros((goal, goal, goal))
-    win = np.zeros((goal, goal))
-    own = np.arange(goal)[:, None]
-    for turn in range(goal):
-        at = mass[:, :, turn]
-        if not at.any():
-            continue
-        rolls = at if turn == 0 else at * roll_prob[:, :, turn]
-        if turn > 0:
-            bank[:, :, turn] += at - rolls
-        bank[:, :, 0] += rolls * face_probs[0]
-        for face in range(2, sides + 1):
-            moved = rolls * face_probs[face - 1]
-            wins = own + turn + face >= goal
-            win += np.where(wins, moved, 0.0)
-            mass[:, :, turn + face] += np.where(wins, 0.0, moved)
-    return bank, win
+PigState = tuple[int, int, int, int]  # (player to move, score of player 0, of player 1, turn total)
 
 
 class Pig:
-    """The pure model of Pig from the agent's side, the opponent playing inside each step.
+    """Two-player Pig: roll for points, but a 1 loses the turn.
 
-    State: (own score, opponent score, turn total) with the agent to move; own + turn < goal.
-    One more state, (0, goal, 0), is the game the opponent won before the agent's first move
-    (possible only when one turn can reach the goal): any action ends it with reward 0.
-    Actions: 0 hold, 1 roll; at turn total 0 only roll is legal, and hold plays as a roll.
-    Reward 1 when the agent wins, 0 when it loses. Final states: (goal, opponent, 0) for a win,
-    (own, goal, 0) for a loss.
+    ## Description
+    Two players race to `goal` points. On a turn a player rolls a die repeatedly: face 1 loses
+    the turn total and ends the turn; any other face adds to the turn total; holding banks the
+    turn total and ends the turn. A player whose score plus turn total reaches the goal wins at
+    once. `dice_envs/Pig-v0` seats the agent against a fixed opponent, whose whole turn is
+    played inside `step`, die by die. Neller and Presser (2004) computed optimal play: with both
+    players optimal the first player wins 0.5306 of games at goal 100.
+    `baselines.solve("dice_envs/Pig-v0", ...)` gives the exact best response to the opponent.
+
+    ## Action Space
+    `Discrete(2)`: 0 hold, 1 roll. A turn starts with a roll: at turn total 0 hold is masked
+    out (`info["action_mask"]`, `action_masks()`), and if taken anyway it is played as a roll,
+    by the agent and by every opponent alike.
+
+    ## Observation Space
+    `MultiDiscrete([goal + 1, goal + 1, goal])`: (own score, opponent score, turn total). A
+    final observation shows the winner's score as `goal`.
+
+    ## Rewards
+    1 when the agent wins, 0 otherwise: the expected return is the win probability.
+
+    ## Starting State
+    Scores 0. If the opponent starts (`agent_starts=False`, or the coin says so), its first
+    turn is played in `reset`. In the rare case it reaches the goal in that turn (only possible
+    when one turn can reach it), the first observation is (0, goal, 0) and any action ends the
+    episode with reward 0.
+
+    ## Episode End
+    Termination when either player reaches the goal. No truncation; every opponent offered
+    ends its turns, and the game ends with probability 1.
+
+    ## Info
+    `info["rolls"]`: the agent's die this step (empty on a hold); `info["opponent_rolls"]`:
+    the opponent's dice in the turn it played this step (empty if it did not play).
+
+    ## Arguments
+    - `goal=100`: points to win; an integer >= 1. Smaller goals (20, 30, 50) make fast
+      experiments.
+    - `sides=None`: faces of a fair die (6 if neither `sides` nor `die_probs` is given);
+      `die_probs` (a probability per face, face 1 first, the losing face) gives a loaded die.
+      Both may be given only if they agree on the number of faces.
+    - `opponent="hold-at-20"`: `"hold-at-K"` (hold once the turn total reaches K, K >= 1),
+      `"keep-pace"` (Neller and Presser's "keep pace and end race"), `"random"` (rolls or holds
+      with probability 1/2), `"optimal"` (the two-player optimum, supplied by `baselines`), a
+      callable `f(own, other, turn_total) -> 0 hold / 1 roll` seen from the opponent's side, a
+      numpy table of actions over the observation grid, or a solution object with `action`.
+    - `agent_starts=None`: None flips a fair coin per episode; True or False fixes who starts.
+    - `render_mode=None`: `"ansi"` (one line of text) or `"rgb_array"` (the dice and scores).
+
+    ## Version History
+    - v0: initial version.
     """
 
     num_actions = 2
     action_names = ("hold", "roll")
+    event_keys = ("rolls",)
+    policy_names = ("hold-at-K", "keep-pace", "random")
+    picture_size = (5, 3)
 
     def __init__(
         self,
         goal: int = 100,
-        sides: int = 6,
+        sides: int | None = None,
         die_probs: Sequence[float] | None = None,
-        opponent: str | Callable[[int, int, int], int] = "hold-at-20",
-        agent_starts: bool | None = None,
     ) -> None:
         self.goal = check_int("goal", goal, 1)
-        self.face_probs = validate_die(sides, die_probs)
+        self.face_probs = check_die(sides, die_probs)
+        if self.face_probs[0] >= 1.0:
+            raise ValueError("die_probs gives face 1 probability 1: no turn could ever score")
         self.sides = len(self.face_probs)
-        if agent_starts not in (None, True, False):
-            raise ValueError(
-                f"agent_starts must be None (coin flip), True or False, got {agent_starts!r}"
-            )
-        self.agent_starts = agent_starts
-        self.opponent = opponent
-        self._opponent_kind = parse_opponent(opponent)
         self.observation_nvec = (self.goal + 1, self.goal + 1, self.goal)
-        self.lost_state: PigState = (0, self.goal, 0)
-        self._face_bounds = list(accumulate(self.face_probs))
-        self._face_bounds[-1] = 1.0
-        self._turn_cache: dict[tuple[int, int], tuple[float, list[tuple[int, float]]]] = {}
+        self.state_bounds = (2, self.goal + 1, self.goal + 1, self.goal)
+        self._face_bounds = cumulative(self.face_probs)
 
     def __repr__(self) -> str:
-        die = (
-            f"sides={self.sides}"
-            if self.face_probs == uniform_die(self.sides)
-            else f"die_probs={self.face_probs}"
-        )
-        opponent = self.opponent if isinstance(self.opponent, str) else "<callable>"
-        return (
-            f"Pig(goal={self.goal}, {die}, opponent={opponent!r}, agent_starts={self.agent_starts})"
-        )
+        fair = self.face_probs == uniform_die(self.sides)
+        die = f"sides={self.sides}" if fair else f"die_probs={self.face_probs}"
+        return f"Pig(goal={self.goal}, {die})"
 
-    @cached_property
-    def opponent_roll_prob(self) -> np.ndarray:
-        """[own, other, turn]: the probability that the opponent rolls, from its own side."""
-        kind, parameter = self._opponent_kind
-        if kind == "hold-at":
-            return hold_at_policy(self.goal, parameter)
-        if kind == "keep-pace":
-            return keep_pace_policy(self.goal)
-        if kind == "random":
-            return np.full((self.goal,) * 3, 0.5)
-        if kind == "optimal":
-            from baselines.pig import two_player_optimum  # the solver lives in baselines
-
-            return two_player_optimum(self.goal, self.face_probs).roll.astype(float)
-        return callable_policy(self.goal, parameter)
-
-    @cached_property
-    def opponent_turns(self) -> tuple[np.ndarray, np.ndarray]:
-        """`turn_distribution` of the opponent: (bank[opp, agent, b], win[opp, agent])."""
-        return turn_distribution(self.opponent_roll_prob, self.face_probs, self.goal)
-
-    def opponent_turn(
-        self, opponent_score: int, agent_score: int
-    ) -> tuple[float, list[tuple[int, float]]]:
-        """(probability the opponent wins its turn, [(points banked, probability), ...])."""
-        key = (opponent_score, agent_score)
-        cached = self._turn_cache.get(key)
-        if cached is None:
-            bank, win = self.opponent_turns
-            row = bank[opponent_score, agent_score]
-            cached = (float(win[key]), [(int(b), float(row[b])) for b in np.flatnonzero(row)])
-            self._turn_cache[key] = cached
-        return cached
-
+    # -- rules ---------------------------------------------------------------------------------
     def initial_states(self) -> list[tuple[float, PigState]]:
-        agent_first = [(1.0, (0, 0, 0))]
-        if self.agent_starts is True:
-            return agent_first
-        win, banks = self.opponent_turn(0, 0)
-        opponent_first = [(win, self.lost_state)] if win > 0 else []
-        opponent_first += [(p, (0, b, 0)) for b, p in banks]
-        if self.agent_starts is False:
-            return opponent_first
-        return [(0.5 * p, state) for p, state in agent_first + opponent_first]
+        return [(1.0, (0, 0, 0, 0))]
 
-    def _after_opponent(self, own: int, opponent: int, prob: float = 1.0) -> list[Transition]:
-        """The agent, at `own`, has ended its turn; the opponent, at `opponent`, plays its turn."""
-        win, banks = self.opponent_turn(opponent, own)
-        outcomes = [Transition(prob * win, (own, self.goal, 0), 0.0, True)] if win > 0 else []
-        outcomes += [Transition(prob * p, (own, opponent + b, 0), 0.0, False) for b, p in banks]
-        return outcomes
+    def to_move(self, state: PigState) -> int:
+        return state[0]
+
+    def swap_seats(self, state: PigState) -> PigState:
+        mover, first, second, turn = state
+        return (1 - mover, second, first, turn)
 
     def legal_actions(self, state: PigState) -> tuple[int, ...]:
-        return (ROLL,) if state[2] == 0 and state != self.lost_state else (HOLD, ROLL)
+        return (ROLL,) if state[3] == 0 else (HOLD, ROLL)
+
+    def _banked(self, state: PigState, points: int) -> tuple[int, int]:
+        mover, first, second, _ = state
+        return (first + points, second) if mover == 0 else (first, second + points)
 
     def transitions(self, state: PigState, action: int) -> list[Transition]:
-        own, opponent, turn = state
-        if state == self.lost_state:
-            return [Transition(1.0, state, 0.0, True)]
+        mover, first, second, turn = state
         if action == HOLD and turn > 0:
-            return self._after_opponent(own + turn, opponent)
-        outcomes = self._after_opponent(own, opponent, self.face_probs[0])
+            return [Transition(1.0, (1 - mover, *self._banked(state, turn), 0), 0.0, False)]
+        own = first if mover == 0 else second
+        outcomes = [Transition(self.face_probs[0], (1 - mover, first, second, 0), 0.0, False)]
         win = 0.0
         for face in range(2, self.sides + 1):
             prob = self.face_probs[face - 1]
@@ -256,86 +133,197 @@ class Pig:
             if own + turn + face >= self.goal:
                 win += prob
             else:
-                outcomes.append(Transition(prob, (own, opponent, turn + face), 0.0, False))
+                outcomes.append(Transition(prob, (mover, first, second, turn + face), 0.0, False))
         if win > 0:
-            outcomes.append(Transition(win, (self.goal, opponent, 0), 1.0, True))
+            final = (mover, *self._banked(state, self.goal - own), 0)
+            outcomes.append(Transition(win, final, float(mover == 0), True))
         return outcomes
-
-    def roll_die(self, uniform: Callable[[], float]) -> int:
-        return bisect_right(self._face_bounds, uniform()) + 1
 
     def sample_step(
         self, state: PigState, action: int, uniform: Callable[[], float]
     ) -> tuple[PigState, float, bool, dict]:
-        """Play one step die by die, drawing from `uniform()` in [0, 1): the same law as
-        `transitions` (a chi-square test holds them together), with what happened on the way.
-        """
-        own, opponent, turn = state
-        if state == self.lost_state:
-            return state, 0.0, True, {"rolls": [], "opponent_rolls": []}
-        rolls: list[int] = []
-        if not (action == HOLD and turn > 0):
-            face = self.roll_die(uniform)
-            rolls.append(face)
-            if face != 1:
-                turn += face
-                if own + turn >= self.goal:
-                    return (
-                        (self.goal, opponent, 0),
-                        1.0,
-                        True,
-                        {"rolls": rolls, "opponent_rolls": []},
+        """One step with the die thrown: the same law as `transitions` (a chi-square test)."""
+        mover, first, second, turn = state
+        if action == HOLD and turn > 0:
+            return (1 - mover, *self._banked(state, turn), 0), 0.0, False, {"rolls": []}
+        face = draw(self._face_bounds, uniform) + 1
+        if face == 1:
+            return (1 - mover, first, second, 0), 0.0, False, {"rolls": [face]}
+        own = first if mover == 0 else second
+        if own + turn + face >= self.goal:
+            final = (mover, *self._banked(state, self.goal - own), 0)
+            return final, float(mover == 0), True, {"rolls": [face]}
+        return (mover, first, second, turn + face), 0.0, False, {"rolls": [face]}
+
+    # -- the same rules for a batch of states (the fast table builder; a test holds them equal)
+    def batch_transitions(self, states: np.ndarray, action: int):
+        """(source row, probability, next state, reward, terminal) arrays for `action` in each
+        row of `states` (an (n, 4) int array)."""
+        mover, first, second, turn = states.T
+        holding = (action == HOLD) & (turn > 0)
+        rows = np.arange(len(states))
+        parts = []
+        held = rows[holding]
+        if len(held):
+            points = turn[held]
+            parts.append(
+                (
+                    held,
+                    np.ones(len(held)),
+                    np.column_stack(
+                        (
+                            1 - mover[held],
+                            first[held] + points * (mover[held] == 0),
+                            second[held] + points * (mover[held] == 1),
+                            np.zeros(len(held), np.int64),
+                        )
+                    ),
+                    np.zeros(len(held)),
+                    np.zeros(len(held), bool),
+                )
+            )
+        rolled = rows[~holding]
+        if len(rolled):
+            m, a, b, k = mover[rolled], first[rolled], second[rolled], turn[rolled]
+            own = np.where(m == 0, a, b)
+            count = len(rolled)
+            parts.append(
+                (
+                    rolled,
+                    np.full(count, self.face_probs[0]),
+                    np.column_stack((1 - m, a, b, np.zeros(count, np.int64))),
+                    np.zeros(count),
+                    np.zeros(count, bool),
+                )
+            )
+            win = np.zeros(count)
+            for face in range(2, self.sides + 1):
+                prob = self.face_probs[face - 1]
+                if prob == 0:
+                    continue
+                wins = own + k + face >= self.goal
+                win += prob * wins
+                go = ~wins
+                parts.append(
+                    (
+                        rolled[go],
+                        np.full(int(go.sum()), prob),
+                        np.column_stack((m[go], a[go], b[go], k[go] + face)),
+                        np.zeros(int(go.sum())),
+                        np.zeros(int(go.sum()), bool),
                     )
-                return (own, opponent, turn), 0.0, False, {"rolls": rolls, "opponent_rolls": []}
-        else:
-            own += turn
-        opponent_rolls, opponent = self.play_opponent_turn(opponent, own, uniform)
-        events = {"rolls": rolls, "opponent_rolls": opponent_rolls}
-        if opponent >= self.goal:
-            return (own, self.goal, 0), 0.0, True, events
-        return (own, opponent, 0), 0.0, False, events
+                )
+            won = win > 0
+            gain = self.goal - own[won]
+            mw = m[won]
+            parts.append(
+                (
+                    rolled[won],
+                    win[won],
+                    np.column_stack(
+                        (mw, a[won] + gain * (mw == 0), b[won] + gain * (mw == 1), 0 * mw)
+                    ),
+                    (mw == 0).astype(float),
+                    np.ones(len(mw), bool),
+                )
+            )
+        return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
 
-    def play_opponent_turn(
-        self, opponent: int, agent: int, uniform: Callable[[], float]
-    ) -> tuple[list[int], int]:
-        """The opponent's turn die by die: (its rolls, its score after the turn, >= goal if won)."""
-        table = self.opponent_roll_prob
-        rolls: list[int] = []
-        turn = 0
-        while True:
-            if turn > 0 and uniform() >= table[opponent, agent, turn]:
-                return rolls, opponent + turn
-            face = self.roll_die(uniform)
-            rolls.append(face)
-            if face == 1:
-                return rolls, opponent
-            turn += face
-            if opponent + turn >= self.goal:
-                return rolls, opponent + turn
+    def batch_to_move(self, states: np.ndarray) -> np.ndarray:
+        return states[:, 0]
 
-    def observation(self, state: PigState) -> PigState:
-        return state
+    def batch_swap_seats(self, states: np.ndarray) -> np.ndarray:
+        return np.column_stack((1 - states[:, 0], states[:, 2], states[:, 1], states[:, 3]))
+
+    def batch_legal(self, states: np.ndarray) -> np.ndarray:
+        return np.column_stack((states[:, 3] > 0, np.ones(len(states), bool)))
+
+    def batch_observation(self, states: np.ndarray, player: int) -> np.ndarray:
+        own, other = (states[:, 1], states[:, 2]) if player == 0 else (states[:, 2], states[:, 1])
+        return np.column_stack((own, other, states[:, 3]))
+
+    # -- views ---------------------------------------------------------------------------------
+    def observation(self, state: PigState, player: int) -> tuple[int, int, int]:
+        _, first, second, turn = state
+        return (first, second, turn) if player == 0 else (second, first, turn)
+
+    def state_of(self, observation: object, player: int) -> PigState:
+        try:
+            own, other, turn = observation  # type: ignore[misc]
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"state must be (own, opponent, turn_total), got {observation!r}"
+            ) from None
+        own = check_int("own score", own, 0, self.goal - 1)
+        other = check_int("opponent score", other, 0, self.goal - 1)
+        turn = check_int("turn total", turn, 0, self.goal - 1)
+        if own + turn >= self.goal:
+            raise ValueError(f"own score {own} plus turn total {turn} reaches the goal")
+        if turn == 1:
+            raise ValueError("a turn total of 1 can not happen: face 1 ends the turn")
+        return (0, own, other, turn) if player == 0 else (1, other, own, turn)
 
     def validate_state(self, state: object) -> PigState:
         try:
-            own, opponent, turn = state  # type: ignore[misc]
+            mover, first, second, turn = state  # type: ignore[misc]
+            mover = check_int("player to move", mover, 0, 1)
         except (TypeError, ValueError):
-            raise ValueError(f"state must be (own, opponent, turn_total), got {state!r}") from None
-        candidate = (
-            check_int("own score", own, 0, self.goal),
-            check_int("opponent score", opponent, 0, self.goal),
-            check_int("turn total", turn, 0, self.goal),
-        )
-        if candidate == self.lost_state:
-            return candidate
-        if candidate[0] + candidate[2] >= self.goal or candidate[1] >= self.goal:
-            raise ValueError(f"state {candidate} is over: a score plus turn total reached the goal")
-        if candidate[2] == 1:
-            raise ValueError("a turn total of 1 can not happen: face 1 ends the turn")
-        return candidate
+            raise ValueError(
+                f"state must be (player to move, score 0, score 1, turn total), got {state!r}"
+            ) from None
+        own, other = (first, second) if mover == 0 else (second, first)
+        return self.state_of((own, other, turn), mover)
 
-    def render_text(self, state: PigState) -> str:
-        own, opponent, turn = state
-        if state == self.lost_state:
-            return f"opponent reached {self.goal} before your first move"
-        return f"you {own}, opponent {opponent}, turn total {turn} (goal {self.goal})"
+    def render_text(self, state: PigState, player: int) -> str:
+        own, other, turn = self.observation(state, player)
+        whose = "your" if state[0] == player else "their"
+        return f"you {own}, opponent {other}, {whose} turn total {turn} (goal {self.goal})"
+
+    def picture(self, state: PigState, player: int, info: dict):
+        own, other, turn = self.observation(state, player)
+        dice = [(face, False) for face in info.get("rolls", [])]
+        dice += [(face, True) for face in info.get("opponent_rolls", [])][-4:]
+        lines = [f"YOU {own}  OPPONENT {other}", f"TURN TOTAL {turn}  GOAL {self.goal}"]
+        if own >= self.goal or other >= self.goal:
+            lines.append("YOU WIN" if own >= self.goal else "YOU LOSE")
+        return dice[:5], lines
+
+    # -- opponents -----------------------------------------------------------------------------
+    def named_policy(self, name: str) -> np.ndarray | None:
+        """Action probabilities [own, other, turn, action] of the game's named policies."""
+        match = re.fullmatch(r"hold-at-(-?\d+)", name)
+        if match:
+            threshold = int(match.group(1))
+            if threshold < 1:
+                raise ValueError(f"opponent hold-at-K needs K >= 1, got K={threshold}")
+            return self._roll_table(np.arange(self.goal)[None, None, :] < threshold)
+        if name == "keep-pace":
+            return self._roll_table(keep_pace_rolls(self.goal))
+        if name == "random":
+            return self._roll_table(np.full((1, 1, 1), 0.5))
+        return None
+
+    def _roll_table(self, roll: np.ndarray) -> np.ndarray:
+        table = np.empty(self.observation_nvec + (2,))
+        table[..., ROLL] = 1.0
+        table[: self.goal, : self.goal, :, ROLL] = np.broadcast_to(
+            roll, (self.goal, self.goal, self.goal)
+        )
+        table[..., HOLD] = 1.0 - table[..., ROLL]
+        return table
+
+
+def keep_pace_rolls(goal: int) -> np.ndarray:
+    """[own, other, turn] True where Neller and Presser's "keep pace and end race" rolls: if
+    either score is 71 or more, roll until the goal; else hold at a turn total of
+    21 + round((other - own) / 8). For other goals 71 and 21 scale with goal / 100 (halves up).
+    """
+    own, other, turn = np.ogrid[:goal, :goal, :goal]
+    end_race = math.floor(0.71 * goal + 0.5)
+    race = (own >= end_race) | (other >= end_race)
+    threshold = np.floor(0.21 * goal + (other - own) / 8 + 0.5)
+    return race | (turn < threshold)
+
+
+# The single-agent game of dice_envs/Pig-v0: Pig against a fixed opponent.
+PigVersus = fold_factory(Pig, default_opponent="hold-at-20")

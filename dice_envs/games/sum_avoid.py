@@ -27,15 +27,50 @@ def default_max_sum(N: int, sides: int) -> int:
 
 
 class SumAvoid:
-    """The pure model of sum-avoid-N.
+    """Roll a die and add the faces; stop whenever you like, but never hit a multiple of N.
 
+    ## Description
+    The sum starts at 0. Each step the player either stops, and is paid the sum, or rolls a fair
+    die with `sides` faces and adds the face. A sum that is a positive multiple of `N` ends the
+    game with nothing. With N=10 and a six-sided die the optimal expected payoff is 13.217
+    (../shared/seeds/000); the exact optimal policy comes from `baselines.solve`.
+
+    ## Model
     State: the current sum (an int). Actions: 0 stop (the sum is paid and the game ends), 1 roll
     (a face of 1..sides is added; a positive multiple of N ends the game paying 0, a sum above
     `max_sum` ends it paying that sum, as if the player stopped). Both actions are always legal.
+
+    ## Action Space
+    `Discrete(2)`: 0 stop, 1 roll. Both are always legal; `info["action_mask"]` is all ones.
+
+    ## Observation Space
+    `Discrete(max_sum + sides + 1)`: the current sum.
+
+    ## Rewards
+    The sum when the player stops (or passes `max_sum`), 0 on a bust; nothing before the end.
+
+    ## Starting State
+    The sum is 0.
+
+    ## Episode End
+    Termination: the player stops, the sum hits a positive multiple of N, or the sum exceeds
+    `max_sum` (paid as a stop). No truncation: at most `max_sum` rolls can happen.
+
+    ## Arguments
+    - `N=10`: the sums to avoid are its positive multiples; an integer >= 2.
+    - `sides=6`: faces of the fair die, 1..sides; an integer >= 2.
+    - `max_sum=None`: the cap; `None` gives `sides * (N + sides)`, which optimal play of the
+      uncapped game never passes, so the optimal value is the uncapped game's (see
+      `dice_envs.games.sum_avoid.default_max_sum`). An integer >= 1.
+    - `render_mode=None`: `"ansi"` (one line of text) or `"rgb_array"` (the die and the sum).
+
+    ## Version History
+    - v0: initial version.
     """
 
     num_actions = 2
     action_names = ("stop", "roll")
+    picture_size = (1, 2)
 
     def __init__(self, N: int = 10, sides: int = 6, max_sum: int | None = None) -> None:
         self.N = check_int("N", N, 2)
@@ -84,3 +119,12 @@ class SumAvoid:
 
     def render_text(self, state: int) -> str:
         return f"sum {state} (avoid multiples of {self.N}, d{self.sides})"
+
+    def picture(self, state: int, context: dict) -> tuple[list[tuple[int, bool]], list[str]]:
+        rolled = context["last_action"] == ROLL
+        status = "BUST" if self.is_bust(state) else ("GAME OVER" if context["done"] else "")
+        lines = [
+            f"SUM {state}  {status}",
+            f"AVOID X{self.N}  RETURN {context['episode_return']:g}",
+        ]
+        return ([(state - context["previous_state"], False)] if rolled else []), lines

@@ -1,0 +1,585 @@
+"""Two-player models, opponent policies, and the fold of a two-player model with a fixed opponent.
+
+A two-player model is a `GameModel` whose states say whose turn it is (`to_move`), seen by either
+player (`observation(state, player)`). Player 0 moves first in `initial_states`. Rewards are
+player 0's; a game pays 1 to its winner at the end, so player 1 earns 1 minus player 0's final
+reward, and every value is a win probability. A symmetric game (both seats play by the same
+rules) also has `swap_seats(state)`, the same position with the players' seats exchanged.
+
+The single-agent game "against a fixed opponent" is not written by hand for any game: it is
+`Fold(model, opponent, agent_starts)`, which sums over the opponent's whole turn. The agent
+always sits in seat 0 of the folded states (a symmetric game's seats are swapped when the
+opponent starts), so an observation identifies its state whoever started.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+from collections.abc import Callable, Mapping
+from importlib.metadata import entry_points
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from dice_envs.games.base import (
+    GameModel,
+    Observation,
+    State,
+    Transition,
+    check_choice,
+    cumulative,
+    draw,
+    sample_transition,
+)
+
+AGENT, OPPONENT = 0, 1
+# Opponent names that a package outside dice_envs supplies (baselines: "optimal"), so that the
+# games never import a solver. Each entry point is f(model) -> any opponent form `policy` takes.
+POLICY_ENTRY_POINTS = "dice_envs.policies"
+# A turn longer than this many steps is taken for a turn that never ends.
+MAX_TURN_STEPS = 100_000
+
+
+@runtime_checkable
+class TwoPlayerModel(Protocol):
+    """What a two-player model provides beyond a `GameModel`'s attributes.
+
+    `transitions(state, action)` lists the outcomes of the mover's action, rewards for player 0.
+    `observation(state, player)` is what `player` sees; `state_of(observation, player)` is its
+    inverse for the states where `player` is to move. `named_policy(name)` returns a policy in a
+    form `policy` accepts, or None for a name the game does not know.
+    """
+
+    num_actions: int
+    action_names: tuple[str, ...]
+    observation_nvec: tuple[int, ...]
+    policy_names: tuple[str, ...]
+
+    def initial_states(self) -> list[tuple[float, State]]: ...
+
+    def to_move(self, state: State) -> int: ...
+
+    def legal_actions(self, state: State) -> tuple[int, ...]: ...
+
+    def transitions(self, state: State, action: int) -> list[Transition]: ...
+
+    def observation(self, state: State, player: int) -> Observation: ...
+
+    def state_of(self, observation: object, player: int) -> State: ...
+
+    def named_policy(self, name: str) -> Any: ...
+
+    def render_text(self, state: State, player: int) -> str: ...
+
+
+class Policy:
+    """A policy of one seat of a two-player model: action probabilities per observation.
+
+    Built by `policy` from a name, a table, a callable or a solution object. `probs(obs)` gives
+    one observation's probabilities, `batch_probs(observations)` a whole (n, d) batch.
+    """
+
+    def __init__(
+        self,
+        num_actions: int,
+        table: np.ndarray | None = None,
+        function: Callable[[Observation], int] | None = None,
+        name: str = "policy",
+    ) -> None:
+        self.num_actions, self.table, self.function, self.name = num_actions, table, function, name
+        self._cache: dict[Observation, np.ndarray] = {}
+
+    def __repr__(self) -> str:
+        return f"Policy({self.name})"
+
+    def probs(self, obs: Observation) -> np.ndarray:
+        if self.table is not None:
+            return self.table[obs]
+        cached = self._cache.get(obs)
+        if cached is None:
+            action = self.function(obs)
+            if isinstance(action, bool) or not isinstance(action, numbers.Integral):
+                action = np.asarray(action)
+                if action.shape != () or not np.issubdtype(action.dtype, np.integer):
+                    raise ValueError(
+                        f"opponent {self.name} returned {action!r} for {obs}; it must return "
+                        f"an action in 0..{self.num_actions - 1}"
+                    )
+            if not 0 <= int(action) < self.num_actions:
+                raise ValueError(
+                    f"opponent {self.name} returned {action!r} for {obs}; actions are "
+                    f"0..{self.num_actions - 1}"
+                )
+            cached = self._cache[obs] = np.eye(self.num_actions)[int(action)]
+        return cached
+
+    def batch_probs(self, observations: np.ndarray) -> np.ndarray:
+        if self.table is not None:
+            return self.table[tuple(observations.T)]
+        if observations.shape[1] == 1:
+            return np.array([self.probs(int(o)) for o in observations[:, 0]])
+        return np.array([self.probs(tuple(int(v) for v in o)) for o in observations])
+
+
+def policy(model: TwoPlayerModel, spec: object) -> Policy:
+    """A seat's policy from any accepted form, checked against the model.
+
+    Accepted: a name (the game's own `policy_names`, or one a package registers under the
+    `dice_envs.policies` entry points, such as "optimal" from baselines); a numpy table over the
+    observation grid holding actions, or with a last axis of `num_actions` probabilities; a
+    callable taking the observation's components as arguments (`f(own, other, turn_total)` in
+    Pig) and returning an action; an object with `action(observation)` (a solution); a `Policy`.
+    """
+    if isinstance(spec, Policy):
+        return spec
+    nvec, actions = tuple(model.observation_nvec), model.num_actions
+    if isinstance(spec, str):
+        named = model.named_policy(spec)
+        if named is None:
+            plugin = _plugins().get(spec)
+            if plugin is None:
+                names = list(model.policy_names) + sorted(_plugins())
+                raise ValueError(f"opponent must be one of {', '.join(names)}; got {spec!r}")
+            named = plugin.load()(model)
+        resolved = policy(model, named)
+        resolved.name = repr(spec)
+        return resolved
+    if isinstance(spec, np.ndarray):
+        return Policy(actions, table=_probability_table(spec, nvec, actions), name="<table>")
+    if hasattr(spec, "action") and callable(spec.action):
+        return Policy(actions, function=spec.action, name="<solution>")
+    if isinstance(spec, Mapping):
+        return Policy(actions, function=spec.__getitem__, name="<mapping>")
+    if callable(spec):
+        function = spec if len(nvec) == 1 else _Unpacked(spec)
+        return Policy(actions, function=function, name="<callable>")
+    raise ValueError(
+        "opponent must be a name, a numpy table, a callable, a mapping or an object with "
+        f"action(observation); got {type(spec).__name__}"
+    )
+
+
+class _Unpacked:
+    """Calls `function(*observation)` (a class, not a lambda, so that envs pickle)."""
+
+    def __init__(self, function: Callable[..., int]) -> None:
+        self.function = function
+
+    def __call__(self, observation: tuple[int, ...]) -> int:
+        return self.function(*observation)
+
+
+def _plugins() -> dict[str, Any]:
+    return {point.name: point for point in entry_points(group=POLICY_ENTRY_POINTS)}
+
+
+def _probability_table(table: np.ndarray, nvec: tuple[int, ...], actions: int) -> np.ndarray:
+    if table.shape == nvec:
+        if not np.issubdtype(table.dtype, np.integer) and not np.all(table == np.round(table)):
+            raise ValueError("an opponent table of actions must hold whole numbers")
+        if table.min() < 0 or table.max() >= actions:
+            raise ValueError(f"an opponent table of actions must hold 0..{actions - 1}")
+        return np.eye(actions)[table.astype(np.int64)]
+    if table.shape == nvec + (actions,):
+        probs = table.astype(float)
+        if (probs < 0).any() or not np.allclose(probs.sum(axis=-1), 1.0, atol=1e-9):
+            raise ValueError("an opponent table of probabilities must sum to 1 over its last axis")
+        return probs
+    raise ValueError(
+        f"an opponent table must have shape {nvec} (actions) or {nvec + (actions,)} "
+        f"(probabilities), got {table.shape}"
+    )
+
+
+class Fold:
+    """A two-player model against a fixed opponent, as a single-agent `GameModel`.
+
+    The agent sits in seat 0. `agent_starts`: True (the agent moves first), False (the
+    opponent does; needs a symmetric model), None (a fair coin). A step is the agent's action
+    and, when it hands over the move, the opponent's whole turn: its outcomes are summed
+    exactly in `transitions` and played action by action in `sample_step`.
+
+    When the opponent starts and ends the game in its first turn (small goals), the final
+    position becomes a start state of its own: every action ends it, paying its reward.
+
+    Limits: the opponent's turn must end (no position of its turn may recur); a turn longer
+    than `MAX_TURN_STEPS` steps raises ValueError.
+    """
+
+    def __init__(
+        self, model: TwoPlayerModel, opponent: object, agent_starts: bool | None = None
+    ) -> None:
+        self.model = model
+        self.__doc__ = type(model).__doc__
+        self.agent_starts = check_choice("agent_starts", agent_starts, (None, True, False))
+        if agent_starts is not True and not hasattr(model, "swap_seats"):
+            raise ValueError(f"agent_starts={agent_starts} needs a symmetric game")
+        self.opponent = opponent
+        self.opponent_policy = policy(model, opponent)
+        self.num_actions = model.num_actions
+        self.action_names = model.action_names
+        self.observation_nvec = model.observation_nvec
+        self.face_probs = getattr(model, "face_probs", None)
+        self._all_actions = tuple(range(model.num_actions))
+        self._exits: dict[State, list[Transition]] = {}
+        self._over: dict[State, float] = {}  # games the opponent ended before the agent moved
+        self._start = self._initial_states()
+        self.batchable = hasattr(model, "batch_transitions")
+        if self.batchable:
+            self.state_bounds = model.state_bounds
+            self._bounds = tuple(int(b) for b in model.state_bounds)
+            self._exit_slot: dict[int, int] = {}  # start key -> its place in the exit rows
+            self._exit_ptr = np.zeros(1, dtype=np.int64)
+            self._exit_columns: list[np.ndarray] | None = None
+
+    def __repr__(self) -> str:
+        opponent = self.opponent if isinstance(self.opponent, str) else self.opponent_policy.name
+        return f"{self.model!r} vs {opponent}, agent_starts={self.agent_starts}"
+
+    def __getattr__(self, name: str):
+        # The game's own parameters (goal, sides, ...) read through the fold.
+        model = self.__dict__.get("model")
+        if model is not None and name in vars(model) and not name.startswith("_"):
+            return vars(model)[name]
+        raise AttributeError(name)
+
+    # -- the single-agent model --------------------------------------------------------------
+    def _initial_states(self) -> list[tuple[float, State]]:
+        firsts = self.model.initial_states()
+        starts: list[tuple[float, State]] = []
+        if self.agent_starts in (True, None):
+            starts += [(p, state) for p, state in firsts]
+        if self.agent_starts in (False, None):
+            for p, state in firsts:
+                for q, next_state, reward, terminal in self._arrive(
+                    self.model.swap_seats(state), 0.0
+                ):
+                    if terminal:
+                        self._over[next_state] = reward
+                    starts.append((p * q, next_state))
+        if self.agent_starts is None:
+            starts = [(0.5 * p, state) for p, state in starts]
+        return starts
+
+    def initial_states(self) -> list[tuple[float, State]]:
+        return list(self._start)
+
+    def legal_actions(self, state: State) -> tuple[int, ...]:
+        if state in self._over:
+            return self._all_actions
+        return self.model.legal_actions(state)
+
+    def transitions(self, state: State, action: int) -> list[Transition]:
+        if state in self._over:
+            return [Transition(1.0, state, self._over[state], True)]
+        outcomes: list[Transition] = []
+        for prob, next_state, reward, terminal in self.model.transitions(state, action):
+            outcomes += [
+                Transition(prob * q, s, r, t)
+                for q, s, r, t in self._arrive(next_state, reward, terminal)
+            ]
+        return outcomes
+
+    def _arrive(self, state: State, reward: float, terminal: bool = False) -> list[Transition]:
+        """Where a position leads before the agent moves again: itself if the game is over or
+        the agent is to move, else every end of the opponent's turn."""
+        if terminal or self.model.to_move(state) == AGENT:
+            return [Transition(1.0, state, reward, terminal)]
+        return [Transition(q, s, reward + r, t) for q, s, r, t in self.opponent_turn(state)]
+
+    def opponent_turn(self, state: State) -> list[Transition]:
+        """Every end of the opponent's turn from `state` (the opponent to move): the agent's
+        next position or the end of the game, with its probability and the reward on the way.
+        """
+        cached = self._exits.get(state)
+        if cached is not None:
+            return cached
+        self._exits[state] = []  # a marker: meeting it again means the turn loops
+        totals: dict[tuple[State, float, bool], float] = {}
+        probs = self.opponent_policy.probs(self.model.observation(state, OPPONENT))
+        for action in np.flatnonzero(probs):
+            for prob, next_state, reward, terminal in self.model.transitions(state, int(action)):
+                if not terminal and self.model.to_move(next_state) == OPPONENT:
+                    ends = self._exits.get(next_state)
+                    if ends == []:
+                        raise ValueError(f"the opponent's turn can return to {next_state}")
+                    ends = self.opponent_turn(next_state)
+                else:
+                    ends = [Transition(1.0, next_state, 0.0, terminal)]
+                for q, end, r, t in ends:
+                    key = (end, reward + r, t)
+                    totals[key] = totals.get(key, 0.0) + float(probs[action]) * prob * q
+        result = [Transition(p, s, r, t) for (s, r, t), p in totals.items()]
+        self._exits[state] = result
+        return result
+
+    def observation(self, state: State) -> Observation:
+        return self.model.observation(state, AGENT)
+
+    def validate_state(self, state: object) -> State:
+        """A folded state, given as one (the agent to move) or as the agent's observation."""
+        if isinstance(state, tuple) and state in self._over:
+            return state
+        key = tuple(int(v) for v in np.asarray(state).reshape(-1))
+        for over in self._over:
+            if self.model.observation(over, AGENT) == key:
+                return over
+        try:
+            return self.model.state_of(state, AGENT)
+        except ValueError as as_observation:
+            try:
+                full = self.model.validate_state(state)
+            except ValueError:
+                raise as_observation from None
+            if self.model.to_move(full) != AGENT:
+                raise ValueError(f"state {state} has the opponent to move") from None
+            return full
+
+    def render_text(self, state: State) -> str:
+        if state in self._over:
+            return "the opponent won before your first move"
+        return self.model.render_text(state, AGENT)
+
+    def picture(self, state: State, info: dict) -> tuple[list[tuple[int, bool]], list[str]]:
+        return self.model.picture(state, AGENT, info)
+
+    @property
+    def picture_size(self) -> tuple[int, int]:
+        return self.model.picture_size
+
+    # -- sampling, action by action ------------------------------------------------------------
+    def _step(self, state, action, uniform):
+        sampler = getattr(self.model, "sample_step", None)
+        if sampler is not None:
+            return sampler(state, action, uniform)
+        next_state, reward, terminal = sample_transition(
+            self.model.transitions(state, action), uniform
+        )[1:]
+        return next_state, reward, terminal, {}
+
+    def sample_step(self, state: State, action: int, uniform: Callable[[], float]):
+        """The agent's action, then the opponent's turn action by action, drawn with
+        `uniform()`; the info lists what each side threw (the opponent's keys get the prefix
+        "opponent_")."""
+        if state in self._over:
+            return state, self._over[state], True, self._events({}, [])
+        state, reward, terminal, info = self._step(state, action, uniform)
+        state, more, terminal, theirs = self.play_opponent(state, terminal, uniform)
+        return state, reward + more, terminal, self._events(info, theirs)
+
+    def play_opponent(self, state: State, terminal: bool, uniform: Callable[[], float]):
+        """Play the opponent's turn (if it is to move): (state, reward, terminal, its infos)."""
+        reward, infos, steps = 0.0, [], 0
+        while not terminal and self.model.to_move(state) == OPPONENT:
+            probs = self.opponent_policy.probs(self.model.observation(state, OPPONENT))
+            action = draw(cumulative(probs), uniform) if probs.max() < 1.0 else int(probs.argmax())
+            state, r, terminal, info = self._step(state, action, uniform)
+            reward += r
+            infos.append(info)
+            steps += 1
+            if steps > MAX_TURN_STEPS:
+                raise ValueError("the opponent's turn did not end")
+        return state, reward, terminal, infos
+
+    def _events(self, info: dict, theirs: list[dict]) -> dict:
+        keys = getattr(self.model, "event_keys", ())
+        events = {key: list(info.get(key, [])) for key in keys}
+        for key in keys:
+            events["opponent_" + key] = [x for step in theirs for x in step.get(key, [])]
+        return events
+
+    def sample_start(self, uniform: Callable[[], float]) -> tuple[State, dict]:
+        """A start position; when the opponent starts, its first turn is played die by die."""
+        firsts = self.model.initial_states()
+        state = firsts[draw(cumulative([p for p, _ in firsts]), uniform)][1]
+        agent_first = self.agent_starts
+        if agent_first is None:
+            agent_first = uniform() < 0.5
+        if agent_first:
+            return state, self._events({}, [])
+        state, reward, terminal, theirs = self.play_opponent(
+            self.model.swap_seats(state), False, uniform
+        )
+        if terminal:
+            self._over.setdefault(state, reward)
+        return state, self._events({}, theirs)
+
+    # -- the same fold for a batch of states (the fast table builder; tests hold them equal) ----
+    def _encode(self, states: np.ndarray) -> np.ndarray:
+        return np.ravel_multi_index(tuple(states.T), self._bounds)
+
+    def batch_legal(self, states: np.ndarray) -> np.ndarray:
+        legal = self.model.batch_legal(states)
+        legal[self._over_rows(states)] = True
+        return legal
+
+    def batch_observation(self, states: np.ndarray) -> np.ndarray:
+        return self.model.batch_observation(states, AGENT)
+
+    def _over_rows(self, states: np.ndarray) -> np.ndarray:
+        if not self._over:
+            return np.zeros(len(states), dtype=bool)
+        over = self._encode(np.array(list(self._over), dtype=np.int64))
+        return np.isin(self._encode(states), over)
+
+    def batch_transitions(self, states: np.ndarray, action: int):
+        """`transitions` for an (n, d) batch: (source row, prob, next state, reward, terminal)."""
+        over = self._over_rows(states)
+        parts = []
+        if over.any():
+            rows = np.flatnonzero(over)
+            rewards = [self._over[tuple(s)] for s in states[rows].tolist()]
+            parts.append(
+                (
+                    rows,
+                    np.ones(len(rows)),
+                    states[rows],
+                    np.array(rewards),
+                    np.ones(len(rows), bool),
+                )
+            )
+            live = np.flatnonzero(~over)
+            source, prob, nxt, reward, terminal = self.model.batch_transitions(states[live], action)
+            source = live[source]
+        else:
+            source, prob, nxt, reward, terminal = self.model.batch_transitions(states, action)
+        handing = ~terminal & (self.model.batch_to_move(nxt) == OPPONENT)
+        keep = ~handing
+        parts.append((source[keep], prob[keep], nxt[keep], reward[keep], terminal[keep]))
+        if handing.any():
+            row, q, end, r, t = self.batch_opponent_turn(nxt[handing])
+            src = source[handing][row]
+            parts.append((src, prob[handing][row] * q, end, reward[handing][row] + r, t))
+        return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
+
+    def batch_opponent_turn(self, starts: np.ndarray):
+        """`opponent_turn` for each row of `starts`: (row, prob, end state, reward, terminal)."""
+        keys = self._encode(starts)
+        unique, inverse = np.unique(keys, return_inverse=True)
+        slots = np.array([self._exit_slot.get(k, -1) for k in unique.tolist()], dtype=np.int64)
+        if (slots < 0).any():
+            self._propagate(unique[slots < 0])
+            slots = np.array([self._exit_slot[k] for k in unique.tolist()], dtype=np.int64)
+        slot = slots[inverse]
+        lo = self._exit_ptr[slot]
+        per_row = self._exit_ptr[slot + 1] - lo
+        row = np.repeat(np.arange(len(starts)), per_row)
+        positions = np.repeat(lo - np.cumsum(per_row) + per_row, per_row)
+        positions += np.arange(per_row.sum())
+        return (row, *(column[positions] for column in self._exit_columns))
+
+    def _propagate(self, start_keys: np.ndarray) -> None:
+        """The opponent's turns from many starts at once, step by step until every path has
+        ended; the ends of each start go into the exit cache."""
+        states = np.column_stack(np.unravel_index(start_keys, self._bounds)).astype(np.int64)
+        origin = np.arange(len(start_keys))
+        mass, gained = np.ones(len(states)), np.zeros(len(states))
+        ended = []
+        for _ in range(MAX_TURN_STEPS):
+            if not len(states):
+                break
+            probs = self.opponent_policy.batch_probs(self.model.batch_observation(states, OPPONENT))
+            going = []
+            for action in range(self.num_actions):
+                chosen = np.flatnonzero(probs[:, action] > 0)
+                if not len(chosen):
+                    continue
+                source, prob, nxt, reward, terminal = self.model.batch_transitions(
+                    states[chosen], action
+                )
+                rows = chosen[source]
+                weight = mass[rows] * probs[rows, action] * prob
+                total = gained[rows] + reward
+                done = terminal | (self.model.batch_to_move(nxt) == AGENT)
+                ended.append(
+                    (origin[rows][done], weight[done], nxt[done], total[done], terminal[done])
+                )
+                going.append((origin[rows][~done], weight[~done], nxt[~done], total[~done]))
+            origin, mass, states, gained = _merged(
+                [np.concatenate(column) for column in zip(*going, strict=True)]
+                if going
+                else [
+                    np.zeros(0, np.int64),
+                    np.zeros(0),
+                    np.zeros((0, len(self._bounds)), np.int64),
+                    np.zeros(0),
+                ],
+                self._encode,
+            )
+        else:
+            raise ValueError(f"the opponent's turn lasted over {MAX_TURN_STEPS} steps")
+        origin, prob, end, reward, terminal = (np.concatenate(c) for c in zip(*ended, strict=True))
+        keys = self._encode(end)
+        order = np.lexsort((terminal, reward, keys, origin))
+        origin, prob, end, reward, terminal, keys = (
+            a[order] for a in (origin, prob, end, reward, terminal, keys)
+        )
+        same = (
+            (np.diff(origin) == 0)
+            & (np.diff(keys) == 0)
+            & (np.diff(reward) == 0)
+            & (np.diff(terminal.astype(np.int8)) == 0)
+        )
+        first = np.concatenate(([True], ~same))
+        group = np.cumsum(first) - 1
+        prob = np.bincount(group, weights=prob)
+        origin, end, reward, terminal = origin[first], end[first], reward[first], terminal[first]
+        counts = np.bincount(origin, minlength=len(start_keys))
+        first_slot = len(self._exit_ptr) - 1
+        self._exit_ptr = np.concatenate((self._exit_ptr, self._exit_ptr[-1] + np.cumsum(counts)))
+        new = (prob, end, reward, terminal)
+        self._exit_columns = (
+            list(new)
+            if self._exit_columns is None
+            else [np.concatenate(pair) for pair in zip(self._exit_columns, new, strict=True)]
+        )
+        for i, key in enumerate(start_keys.tolist()):
+            self._exit_slot[key] = first_slot + i
+
+
+def _merged(columns, encode):
+    """Positions of a turn in progress with equal (origin, state, reward so far) summed."""
+    origin, mass, states, gained = columns
+    if not len(origin):
+        return origin, mass, states, gained
+    keys = encode(states)
+    order = np.lexsort((gained, keys, origin))
+    origin, mass, states, gained, keys = (a[order] for a in (origin, mass, states, gained, keys))
+    same = (np.diff(origin) == 0) & (np.diff(keys) == 0) & (np.diff(gained) == 0)
+    first = np.concatenate(([True], ~same))
+    mass = np.bincount(np.cumsum(first) - 1, weights=mass)
+    return origin[first], mass, states[first], gained[first]
+
+
+def fold_factory(model_class: type, default_opponent: str) -> Callable[..., Fold]:
+    """The single-agent model of a two-player game: `model_class`'s keyword arguments plus
+    `opponent` (default `default_opponent`) and `agent_starts`."""
+
+    def make(opponent: object = default_opponent, agent_starts: bool | None = None, **kwargs):
+        return Fold(model_class(**kwargs), opponent, agent_starts)
+
+    make.__doc__ = model_class.__doc__
+    make.__name__ = make.__qualname__ = f"{model_class.__name__}Versus"
+    make.model_class = model_class  # type: ignore[attr-defined]
+    parameters = [p for p in inspect.signature(model_class).parameters.values() if p.name != "self"]
+    make.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            *(p.replace(kind=p.KEYWORD_ONLY) for p in parameters),
+            inspect.Parameter("opponent", inspect.Parameter.KEYWORD_ONLY, default=default_opponent),
+            inspect.Parameter("agent_starts", inspect.Parameter.KEYWORD_ONLY, default=None),
+        ]
+    )
+    return make
+
+
+__all__ = [
+    "AGENT",
+    "OPPONENT",
+    "Fold",
+    "GameModel",
+    "Policy",
+    "TwoPlayerModel",
+    "fold_factory",
+    "policy",
+]

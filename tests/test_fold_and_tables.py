@@ -1,0 +1,210 @@
+"""The two-player machinery: the fold of two-player Pig equals the Pig model it replaced, the
+fast table builder equals the generic one, and a new game needs only a model and one entry."""
+
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from legacy_pig import Pig as LegacyPig
+
+import baselines
+import dice_envs
+from dice_envs import make_model
+from dice_envs.games.base import Transition, reachable_states
+from dice_envs.games.pig import Pig
+from dice_envs.games.two_player import Fold
+from dice_envs.tables import build_tables
+
+LOADED = (0.25, 0.05, 0.1, 0.2, 0.2, 0.2)
+
+
+def twelve_or_roll(own, other, turn):
+    return int(turn < 12 or other > own)
+
+
+def outcomes(model, state, action, observe):
+    """A state's outcomes as {(observation, reward, terminal): probability}."""
+    total = Counter()
+    for prob, next_state, reward, terminal in model.transitions(state, action):
+        total[(observe(next_state), reward, terminal)] += prob
+    return total
+
+
+def assert_same(left, right, tol=1e-12):
+    assert set(left) == set(right)
+    for key in left:
+        assert left[key] == pytest.approx(right[key], abs=tol), key
+
+
+FOLD_CASES = [
+    (goal, die, opponent, starts)
+    for goal, die in ((2, None), (7, (1 / 3,) * 3), (12, LOADED), (30, None))
+    for opponent in ("hold-at-20", "hold-at-4", "keep-pace", "random", twelve_or_roll)
+    for starts in (True, False, None)
+    if not (goal == 30 and opponent in ("random", "hold-at-4"))
+]
+
+
+@pytest.mark.parametrize(
+    "goal, die, opponent, agent_starts",
+    FOLD_CASES,
+    ids=lambda v: getattr(v, "__name__", str(v)),
+)
+def test_fold_equals_the_pig_model_it_replaced(goal, die, opponent, agent_starts):
+    """Every state, both actions, and the start: the fold of two-player Pig with the opponent
+    gives the transitions of the earlier hand-folded Pig model (tests/legacy_pig.py)."""
+    legacy = LegacyPig(goal=goal, die_probs=die, opponent=opponent, agent_starts=agent_starts)
+    fold = Fold(Pig(goal=goal, die_probs=die), opponent, agent_starts)
+    assert_same(
+        Counter({state: p for p, state in legacy.initial_states()}),
+        Counter({fold.observation(state): p for p, state in fold.initial_states()}),
+    )
+    legacy_states = list(reachable_states(legacy))
+    fold_states = list(reachable_states(fold))
+    assert sorted(legacy_states) == sorted(fold.observation(s) for s in fold_states)
+    for state in fold_states:
+        old = legacy.validate_state(fold.observation(state))
+        assert fold.legal_actions(state) == legacy.legal_actions(old)
+        for action in (0, 1):
+            assert_same(
+                outcomes(legacy, old, action, lambda s: s),
+                outcomes(fold, state, action, fold.observation),
+            )
+
+
+TABLE_CASES = [
+    {"goal": 2, "agent_starts": False},
+    {"goal": 9, "die_probs": (1 / 3,) * 3, "opponent": "random"},
+    {"goal": 15, "die_probs": LOADED, "opponent": "keep-pace", "agent_starts": True},
+    {"goal": 25, "opponent": "hold-at-20"},
+    {"goal": 25, "opponent": "optimal", "agent_starts": False},
+    {"goal": 20, "opponent": twelve_or_roll},
+]
+
+
+@pytest.mark.parametrize("kwargs", TABLE_CASES, ids=str)
+def test_fast_tables_equal_the_generic_enumeration(kwargs):
+    model = make_model("dice_envs/Pig-v0", **kwargs)
+    generic = build_tables(model, "generic")
+    fast = build_tables(make_model("dice_envs/Pig-v0", **kwargs), "vectorised")
+    assert (generic.builder, fast.builder) == ("generic", "vectorised")
+    # The same states (matched by observation), legal actions and start distribution.
+    perm = generic.indices_of(fast.observation_array)
+    assert sorted(perm.tolist()) == list(range(generic.num_states)) == list(range(fast.num_states))
+    assert [generic.states[i] for i in perm] == fast.states
+    np.testing.assert_array_equal(generic.legal[perm], fast.legal)
+    np.testing.assert_allclose(generic.initial[perm], fast.initial, atol=1e-15)
+    # Every outcome row, aggregated per (state, action, next state or final observation, reward).
+    assert row_table(generic, np.arange(generic.num_states)) == pytest.approx(
+        row_table(fast, perm), abs=1e-13
+    )
+
+
+def row_table(tables, to_generic):
+    """{(state, action, next, reward): probability}, states in the generic numbering, final
+    states by their observation."""
+    final = [tables.model.observation(s) for s in tables.terminal_states]
+    total = Counter()
+    for row in range(len(tables.outcome_prob)):
+        nxt = int(tables.outcome_next[row])
+        target = int(to_generic[nxt]) if nxt >= 0 else final[-1 - nxt]
+        key = (
+            int(to_generic[tables.row_state[row]]),
+            int(tables.row_action[row]),
+            target,
+            float(tables.outcome_reward[row]),
+        )
+        total[key] += float(tables.outcome_prob[row])
+    return dict(total)
+
+
+def test_batch_rules_equal_the_rules():
+    """Pig's batch form against its per-state rules, on every state of a small game."""
+    model = Pig(goal=14, die_probs=LOADED)
+    states = [
+        (mover, a, b, k)
+        for mover in (0, 1)
+        for a in range(14)
+        for b in range(14)
+        for k in range(14)
+        if (a if mover == 0 else b) + k < 14 and k != 1
+    ]
+    array = np.array(states)
+    for action in (0, 1):
+        source, prob, nxt, reward, terminal = model.batch_transitions(array, action)
+        batch = Counter()
+        for i, p, s, r, t in zip(source, prob, nxt.tolist(), reward, terminal, strict=True):
+            batch[(states[i], tuple(s), float(r), bool(t))] += p
+        single = Counter()
+        for state in states:
+            for p, s, r, t in model.transitions(state, action):
+                single[(state, s, r, t)] += p
+        assert batch == pytest.approx(dict(single), abs=1e-15)
+    np.testing.assert_array_equal(
+        model.batch_legal(array),
+        [[a in model.legal_actions(s) for a in (0, 1)] for s in states],
+    )
+
+
+class CoinRun:
+    """A toy game: bank your pot (stop) or flip a fair coin: heads adds 1, tails loses the pot.
+
+    The pot is capped at 4 (then it is banked). Hand-solved: flipping beats banking while
+    the pot is below 1... V(p) = max(p, (V(p + 1)) / 2), V(4) = 4: V(3) = 3, V(2) = 2,
+    V(1) = 1, V(0) = 0.5.
+    """
+
+    num_actions = 2
+    action_names = ("bank", "flip")
+    observation_nvec = (5,)
+
+    def initial_states(self):
+        return [(1.0, 0)]
+
+    def legal_actions(self, state):
+        return (0, 1)
+
+    def transitions(self, state, action):
+        if action == 0:
+            return [Transition(1.0, state, float(state), True)]
+        up = state + 1
+        return [
+            Transition(0.5, up, float(up) if up == 4 else 0.0, up == 4),
+            Transition(0.5, 0, 0.0, True),
+        ]
+
+    def observation(self, state):
+        return state
+
+    def validate_state(self, state):
+        if state not in range(4):
+            raise ValueError(f"state must be 0..3, got {state!r}")
+        return state
+
+    def render_text(self, state):
+        return f"pot {state}"
+
+
+def test_a_new_game_is_a_model_and_one_registration():
+    dice_envs.register_game("toy/CoinRun-v0", CoinRun, [{}])
+    env = gym.make("toy/CoinRun-v0", render_mode="rgb_array")
+    check_env(env.unwrapped)
+    assert "coin" in env.unwrapped.__doc__
+    best = baselines.solve("toy/CoinRun-v0")
+    np.testing.assert_allclose([best.state_value(p) for p in range(4)], [0.5, 1, 2, 3])
+    assert best.value == 0.5 and best.bellman_residual == 0.0
+    assert baselines.evaluate(lambda p: 0, "toy/CoinRun-v0").value == 0.0
+    assert baselines.evaluate(lambda p: 1, "toy/CoinRun-v0").value == pytest.approx(0.25)
+
+
+def test_import_contract_holds():
+    """The layers of DESIGN.md (pyproject.toml's import-linter contracts)."""
+    lint = Path(sys.executable).parent / "lint-imports"
+    run = subprocess.run([str(lint)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "2 kept, 0 broken" in run.stdout
