@@ -1,17 +1,23 @@
-"""Benchmarks: solve times, and env steps per second beside Gymnasium's own toy-text envs.
+"""Benchmarks: tables, solves, exact evaluation, the CLI, and env steps per second beside
+Gymnasium's own toy-text envs.
 
     python -m baselines.bench [--steps 200000] [--repeats 5] [--skip-slow] [--out docs]
 
 Env speed is measured on unwrapped envs with random actions (`action_space.sample()`), resetting
 at each episode end, the envs taking turns over several repeats in the same run; the best repeat
-of each counts, and ratios are against FrozenLake-v1 in that same run.
+of each counts, and ratios are against FrozenLake-v1 in that same run. The "before" columns are
+the numbers the code before the two-player refactor measured on this machine
+(docs/bench_before.json, written by its `make bench`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -23,6 +29,9 @@ import dice_envs  # noqa: F401  (registers the ids)
 from baselines.demo import markdown_table
 from baselines.pig import two_player_optimum
 from baselines.readme import replace_section
+from baselines.solvers import evaluate_linear
+from dice_envs import make_model
+from dice_envs.tables import build_tables
 
 SOLVES = [
     ("dice_envs/SumAvoid-v0", {"N": 10}, "backward"),
@@ -88,9 +97,10 @@ def bench_solves(skip_slow: bool) -> list[dict]:
                 "env_id": env_id,
                 "kwargs": kwargs,
                 "method": solution.method,
-                "states": int(np.isfinite(solution.state_values).sum()),
+                "states": solution.num_states,
                 "value": solution.value,
                 "seconds": solution.seconds,
+                "table_seconds": solution.table_seconds,
                 "bellman_residual": solution.bellman_residual,
             }
         )
@@ -156,6 +166,91 @@ def bench_two_player() -> list[dict]:
     return results
 
 
+PIG_100 = {"goal": 100, "opponent": "hold-at-20"}
+EVALUATED = ["hold-at-20", "keep-pace", "two-player-optimal"]
+
+
+def bench_tables(skip_slow: bool) -> list[dict]:
+    """Pig at goal 100 against hold-at-20: the vectorised table builder, and the generic one
+    (pure Python over the same model) as its peer in the same run."""
+    rows = []
+    builders = ["vectorised"] + ([] if skip_slow else ["generic"])
+    for builder in builders:
+        tables = build_tables(make_model("dice_envs/Pig-v0", **PIG_100), builder)
+        rows.append(
+            {
+                "what": f"tables, {builder} builder",
+                "states": tables.num_states,
+                "rows": len(tables.outcome_prob),
+                "seconds": tables.seconds,
+            }
+        )
+        print(f"Pig tables ({builder}): {tables.seconds:.3f} s", flush=True)
+    return rows
+
+
+def bench_evaluations() -> list[dict]:
+    """Exact evaluation of named policies on Pig at goal 100 (tables already built), and the
+    plain sparse LU of scipy's spsolve on the same system as the peer."""
+    tables, _optimum = baselines.enumerated("dice_envs/Pig-v0", **PIG_100)
+    rows = []
+    for name in EVALUATED:
+        score = baselines.evaluate(name, "dice_envs/Pig-v0", **PIG_100)
+        rows.append({"what": f"evaluate {name}", "value": score.value, "seconds": score.seconds})
+        print(f"evaluate {name}: {score.seconds:.3f} s", flush=True)
+    actions = score.actions
+    start = time.perf_counter()
+    values = evaluate_linear(tables, actions)
+    ordered = time.perf_counter() - start
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+
+    start = time.perf_counter()
+    matrix, rewards = tables.policy_matrix(actions)
+    plain = spla.spsolve((sp.identity(tables.num_states, format="csc") - matrix).tocsc(), rewards)
+    peer = time.perf_counter() - start
+    rows.append(
+        {
+            "what": "linear solve, block-triangular LU (ours)",
+            "value": float(tables.initial @ values),
+            "seconds": ordered,
+        }
+    )
+    rows.append(
+        {
+            "what": "linear solve, plain spsolve (peer)",
+            "value": float(tables.initial @ plain),
+            "seconds": peer,
+        }
+    )
+    return rows
+
+
+def bench_cli() -> list[dict]:
+    """`python -m baselines evaluate dice_envs/Pig-v0 --policy optimal` in a fresh process:
+    wall time (interpreter start included) and peak memory."""
+    rows = []
+    for policy in ("optimal", "hold-at-20"):
+        command = [sys.executable, "-m", "baselines", "evaluate", "dice_envs/Pig-v0"]
+        command += ["--policy", policy, "--json"]
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _pid, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - start
+        output = json.loads(process.stdout.read().decode().strip().splitlines()[-1])
+        rows.append(
+            {
+                "what": f"CLI evaluate --policy {policy}",
+                "value": output["value"],
+                "seconds": seconds,
+                "peak_mb": usage.ru_maxrss / 1024,
+                "exit": os.waitstatus_to_exitcode(status),
+            }
+        )
+        print(f"CLI {policy}: {seconds:.2f} s, {usage.ru_maxrss / 1024:.0f} MB", flush=True)
+    return rows
+
+
 def bench_envs(steps: int, repeats: int) -> list[dict]:
     envs = {env_id: gym.make(env_id, **kwargs).unwrapped for env_id, kwargs in ENVS}
     best = dict.fromkeys(envs, 0.0)
@@ -169,15 +264,42 @@ def bench_envs(steps: int, repeats: int) -> list[dict]:
     ]
 
 
+def _before(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _before_time(before: dict, row: dict) -> str:
+    for old in before.get("solves", []):
+        same_method = old["method"] == row["method"] or (
+            old["method"].split(",")[0] == row["method"].split(",")[0]
+        )
+        if old["env_id"] == row["env_id"] and old["kwargs"] == row["kwargs"] and same_method:
+            return f"{old['seconds'] * 1000:.1f} ms"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200_000, help="env steps per repeat")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--skip-slow", action="store_true", help="skip the 1-minute generic solve")
     parser.add_argument("--out", type=Path, default=Path("docs"))
+    parser.add_argument("--before", type=Path, default=Path("docs/bench_before.json"))
     args = parser.parse_args(argv)
+    before = _before(args.before)
+    pig = bench_tables(args.skip_slow) + bench_evaluations() + bench_cli()
     solves = bench_two_player() + bench_solves(args.skip_slow)
     envs = bench_envs(args.steps, args.repeats)
+    pig_rows = [
+        [
+            r["what"],
+            r.get("states", ""),
+            f"{r['value']:.6f}" if "value" in r else "",
+            f"{r['seconds'] * 1000:.0f} ms",
+            f"{r['peak_mb']:.0f} MB" if "peak_mb" in r else "",
+        ]
+        for r in pig
+    ]
     solve_rows = [
         [
             f"`{r['env_id']}`",
@@ -186,23 +308,47 @@ def main(argv: list[str] | None = None) -> int:
             r["states"],
             f"{r['value']:.6f}",
             f"{r['seconds'] * 1000:.1f} ms",
+            f"{r.get('table_seconds', 0.0) * 1000:.1f} ms",
+            _before_time(before, r),
             f"{r['bellman_residual']:.1e}",
         ]
         for r in solves
     ]
+    before_envs = {r["env_id"]: r for r in before.get("envs", [])}
     env_rows = [
-        [f"`{r['env_id']}`", f"{r['steps_per_second']:,.0f}", f"{r['ratio_to_frozenlake']:.2f}"]
+        [
+            f"`{r['env_id']}`",
+            f"{r['steps_per_second']:,.0f}",
+            f"{r['ratio_to_frozenlake']:.2f}",
+            f"{before_envs[r['env_id']]['ratio_to_frozenlake']:.2f}"
+            if r["env_id"] in before_envs
+            else "",
+        ]
         for r in envs
     ]
     machine = f"{platform.processor() or platform.machine()}, Python {platform.python_version()}"
     report = (
         f"Measured on {machine}, gymnasium {gym.__version__}.\n\n"
-        "### Solve times (model enumeration included)\n\n"
+        "### Pig at goal 100 against hold-at-20: tables, exact evaluation, the CLI\n\n"
+        + markdown_table(["what", "states", "value", "time", "peak memory"], pig_rows)
+        + "\n\n### Solve times (building the tables included; 'before' from the code before"
+        " the two-player refactor)\n\n"
         + markdown_table(
-            ["id", "arguments", "solver", "states", "value", "time", "residual"], solve_rows
+            [
+                "id",
+                "arguments",
+                "solver",
+                "states",
+                "value",
+                "time",
+                "of which tables",
+                "before",
+                "residual",
+            ],
+            solve_rows,
         )
         + f"\n\n### Env steps per second ({args.steps:,} random steps, best of {args.repeats})\n\n"
-        + markdown_table(["env", "steps/s", "ratio to FrozenLake-v1"], env_rows)
+        + markdown_table(["env", "steps/s", "ratio to FrozenLake-v1", "before"], env_rows)
         + "\n"
     )
     print(report)
@@ -211,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out == Path("docs"):
         replace_section("bench", report.replace("### ", "#### "))
     (args.out / "bench_results.json").write_text(
-        json.dumps({"solves": solves, "envs": envs}, indent=1)
+        json.dumps({"pig": pig, "solves": solves, "envs": envs}, indent=1)
     )
     return 0
 

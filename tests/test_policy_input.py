@@ -157,10 +157,10 @@ def test_reprs_are_one_short_line():
     assert text.startswith(f"Evaluation(value={score.value:.6g}, ")
     assert f"optimal_value={score.optimal_value:.6g}" in text and "agreement=" in text
     for solution, method in [
-        (baselines.solve(D20), "specialised"),  # 2000 states
+        (baselines.solve(D20), "specialised"),  # 1981 reachable states
         (baselines.solve(SUM_AVOID, method="backward", **SUM_KWARGS), "backward"),
     ]:
         text = repr(solution)
         assert len(text) < 200 and "\n" not in text and "array" not in text
         assert text.startswith(f"Solution(value={solution.value:.6g}, method='{method}', ")
-        assert f"states={len(solution.state_values)}," in text and "bellman_residual=" in text
+        assert f"states={solution.num_states}," in text and "bellman_residual=" in text
