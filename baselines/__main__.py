@@ -26,6 +26,17 @@ def parse_kwargs(pairs: list[str]) -> dict[str, object]:
     return kwargs
 
 
+def _release_freed_memory() -> None:
+    """Have glibc hand large freed blocks back to the system at once (numpy's big temporary
+    arrays otherwise stay in the heap after glibc raises its mmap threshold)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").mallopt(-3, 1 << 22)  # M_MMAP_THRESHOLD: 4 MiB
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m baselines", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -40,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         command.add_argument("kwargs", nargs="*", metavar="key=value")
         command.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
+    _release_freed_memory()
     try:
         kwargs = parse_kwargs(args.kwargs)
         if args.command == "solve":

@@ -29,11 +29,12 @@ Limits and tolerance (the rule: solvers never stall on exact ties):
   round-off (about 1e-15 on the published case, which still gives 0.530593 for goal 100).
 - The turn-start equations are solved in a form without 1 - b cancellations, so dice that
   almost always bust (p1 up to 1 - 1e-12 tested) keep that precision.
-- Layers take 1 to 3 passes at goal 100 with a fair die and at most 4 on 25,000 random dice
-  (goals up to 60, p1 up to 0.999). The best response is a one-player problem, where policy
-  iteration always ends; the two-player layers switch both players at once, which has no such
-  general guarantee, so MAX_PASSES = 100 passes per layer stays as a safety net: reaching it
-  raises RuntimeError, and for a valid die that is a bug.
+- Layers take 1 to 3 passes at goal 100 with a fair die (270 in all over 199 layers), and at
+  most 4 over 11,000 random dice, each solved both ways (goals up to 60, p1 up to 0.999).
+  The best response is a one-player problem, where policy iteration always ends; the
+  two-player layers switch both players at once, which has no such general guarantee, so
+  MAX_PASSES = 100 passes per layer stays as a safety net: reaching it raises RuntimeError,
+  and for a valid die that is a bug.
 """
 
 from __future__ import annotations

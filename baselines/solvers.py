@@ -116,7 +116,7 @@ def optimal_action_mask(q: np.ndarray, legal: np.ndarray) -> np.ndarray:
 
 
 def q_from_values(mdp: TabularMDP, values: np.ndarray) -> np.ndarray:
-    return mdp.expected_rewards + np.column_stack([m @ values for m in mdp.transition_matrices])
+    return mdp.q_values(values)
 
 
 def greedy(q: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -195,47 +195,107 @@ def evaluate_linear(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
 
     Raises ValueError if the policy can cycle forever (the system is then singular).
     """
-    matrix, rewards = mdp.policy_matrix(actions)
-    values = solve_policy_system(matrix, rewards)
+    _matrix, rewards = mdp.policy_matrix(actions)
+    values = _factor(mdp, actions).solve(rewards)
     if not np.all(np.isfinite(values)):
         raise ValueError("the policy never ends the game from some state (singular system)")
     return values
 
 
-def solve_policy_system(matrix: sp.csr_matrix, rhs: np.ndarray, transpose: bool = False):
-    """x with (I - P) x = rhs (or its transpose), by sparse LU in a block-triangular order.
+def occupancy(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
+    """Expected number of visits to each state under a deterministic policy from the start."""
+    return _factor(mdp, actions).solve(mdp.initial, transpose=True)
 
-    The states are ordered by the strongly connected components of P, from the start of the
-    game towards its end, so that I - P is block upper triangular: LU then fills in only
-    inside the components (a Pig turn, say), which keeps it fast and small. Exact up to float
-    round-off; a singular system (a policy that never ends the game) gives non-finite values
-    or raises ValueError.
+
+class PolicySystem:
+    """I - P for one policy, ready to solve, in pieces along the game.
+
+    The states are ordered by the strongly connected components of P, from the end of the
+    game back to its start (the longest path to the end, as levels), so that I - P is block
+    lower triangular. Consecutive levels are grouped into chunks of about `CHUNK` states; each
+    chunk gets its own sparse LU (fill stays inside the components, a Pig turn say), and a
+    solve runs chunk by chunk, each taking the values of the chunks it leads to. Peak memory
+    is one chunk's LU. Exact up to float round-off; a singular system (a policy that never
+    ends the game) raises ValueError.
     """
-    n = matrix.shape[0]
-    if n == 0:
-        return np.zeros(0)
-    count, component = connected_components(matrix, directed=True, connection="strong")
-    coo = matrix.tocoo()
-    between = component[coo.row] != component[coo.col]
-    condensed = sp.csr_matrix(
-        (
-            np.ones(int(between.sum()), np.int8),
-            (component[coo.row][between], component[coo.col][between]),
-        ),
-        shape=(count, count),
-    )
-    level = longest_path_levels(condensed)  # a condensation has no cycle
-    order = np.lexsort((np.arange(n), -level[component]))
-    system = (sp.identity(n, format="csr") - matrix)[order][:, order].tocsc()
-    try:
-        lu = spla.splu(system, permc_spec="NATURAL")
-    except RuntimeError as error:  # "Factor is exactly singular"
-        raise ValueError(
-            "the policy never ends the game from some state (singular system)"
-        ) from error
-    solution = np.empty(n)
-    solution[order] = lu.solve(np.asarray(rhs, dtype=float)[order], trans="T" if transpose else "N")
-    return solution
+
+    CHUNK = 40_000
+
+    def __init__(self, matrix: sp.csr_matrix) -> None:
+        n = matrix.shape[0]
+        self.n = n
+        self.chunks: list[tuple[int, int, object]] = []
+        if n == 0:
+            return
+        count, component = connected_components(matrix, directed=True, connection="strong")
+        rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(matrix.indptr))
+        source, target = component[rows], component[matrix.indices]
+        del rows
+        between = source != target
+        condensed = sp.csr_matrix(
+            (np.ones(int(between.sum()), np.int8), (source[between], target[between])),
+            shape=(count, count),
+        )
+        del source, target, between
+        level = longest_path_levels(condensed)[component]  # a condensation has no cycle
+        del component, condensed
+        self.order = np.argsort(level, kind="stable")
+        level = level[self.order]
+        permuted = matrix[self.order]  # rows in the new order; columns renamed in place
+        renamed = np.empty(n, dtype=permuted.indices.dtype)
+        renamed[self.order] = np.arange(n, dtype=permuted.indices.dtype)
+        permuted.indices = renamed[permuted.indices]
+        permuted.has_sorted_indices = False
+        self.matrix = permuted
+        starts = np.flatnonzero(np.diff(level, prepend=-1))  # first state of each level
+        lo = 0
+        while lo < n:
+            first = np.searchsorted(starts, lo + self.CHUNK, side="left")
+            hi = int(starts[first]) if first < len(starts) else n
+            hi = max(hi, lo + 1)
+            block = sp.identity(hi - lo, format="csr") - permuted[lo:hi, lo:hi]
+            try:
+                # A CSR matrix's transpose is CSC without a copy: factor (I - P)^T and solve
+                # with the transposes swapped.
+                lu = spla.splu(block.T.tocsc(), permc_spec="NATURAL")
+            except RuntimeError as error:  # "Factor is exactly singular"
+                raise ValueError(
+                    "the policy never ends the game from some state (singular system)"
+                ) from error
+            self.chunks.append((lo, hi, lu))
+            lo = hi
+
+    def solve(self, rhs: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """x with (I - P) x = rhs, or (I - P)^T x = rhs."""
+        if self.n == 0:
+            return np.zeros(0)
+        rhs = np.asarray(rhs, dtype=float)[self.order]
+        x = np.zeros(self.n)
+        if not transpose:  # from the end of the game back to the start
+            for lo, hi, lu in self.chunks:
+                inflow = self.matrix[lo:hi] @ x  # x is 0 from lo on: the chunks already done
+                x[lo:hi] = lu.solve(rhs[lo:hi] + inflow, trans="T")
+        else:  # from the start forward: mass flows from later chunks to earlier ones
+            inflow = np.zeros(self.n)
+            for lo, hi, lu in reversed(self.chunks):
+                x[lo:hi] = lu.solve(rhs[lo:hi] + inflow[lo:hi], trans="N")
+                inflow[:lo] += self.matrix[lo:hi, :lo].T @ x[lo:hi]
+        solution = np.empty(self.n)
+        solution[self.order] = x
+        return solution
+
+
+def _factor(mdp: TabularMDP, actions: np.ndarray) -> PolicySystem:
+    """The policy's factorisation, kept on the tables for the last policy (evaluating a
+    policy and counting its visits share one LU)."""
+    actions = np.asarray(actions)
+    key = actions.tobytes()
+    cached = getattr(mdp, "_policy_system", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    system = PolicySystem(mdp.policy_matrix(actions)[0])
+    mdp._policy_system = (key, system)
+    return system
 
 
 def evaluate_backward(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
@@ -245,12 +305,6 @@ def evaluate_backward(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
     matrix, rewards = mdp.policy_matrix(actions)
     legal = np.ones((mdp.num_states, 1), dtype=bool)
     return _layered_pass(mdp.levels, [matrix], rewards[:, None], legal)[0]
-
-
-def occupancy(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
-    """Expected number of visits to each state under a deterministic policy from the start."""
-    matrix, _ = mdp.policy_matrix(actions)
-    return solve_policy_system(matrix, mdp.initial, transpose=True)
 
 
 def solve_mdp(mdp: TabularMDP, method: str = "auto", tol: float = 1e-12) -> Solution:

@@ -134,53 +134,67 @@ class Tables:
     def row_state(self) -> np.ndarray:
         """The state of each outcome row."""
         counts = np.diff(self.outcome_ptr).reshape(self.num_states, self.num_actions).sum(axis=1)
-        return np.repeat(np.arange(self.num_states), counts)
+        return np.repeat(np.arange(self.num_states, dtype=np.int32), counts)
 
     @cached_property
     def row_action(self) -> np.ndarray:
+        """The action of each outcome row."""
         counts = np.diff(self.outcome_ptr)
-        return np.repeat(np.tile(np.arange(self.num_actions), self.num_states), counts)
+        actions = np.tile(np.arange(self.num_actions, dtype=np.int32), self.num_states)
+        return np.repeat(actions, counts)
+
+    @cached_property
+    def live_matrix(self) -> sp.csr_matrix:
+        """(n * actions, n + 1) CSR over the outcome rows themselves: row s * actions + a holds
+        the probabilities of moving from state s under action a to each non-terminal state,
+        and every final outcome in column n (give it the value 0 with `extended`)."""
+        n = self.num_states
+        columns = np.where(self.outcome_next >= 0, self.outcome_next, n).astype(
+            self.outcome_next.dtype
+        )
+        return sp.csr_matrix(
+            (self.outcome_prob, columns, self.outcome_ptr),
+            shape=(len(self.outcome_ptr) - 1, n + 1),
+        )
+
+    @staticmethod
+    def extended(values: np.ndarray) -> np.ndarray:
+        """State values with a 0 appended for the final outcomes' column of `live_matrix`."""
+        return np.append(values, 0.0)
 
     @cached_property
     def transition_matrices(self) -> list[sp.csr_matrix]:
         """Per action, an (n, n) CSR matrix of the probabilities of moving to each non-terminal
         state (mass that ends the game leaves the matrix)."""
         n = self.num_states
-        live = self.outcome_next >= 0
         matrices = []
-        for action in range(self.num_actions):
-            rows = live & (self.row_action == action)
-            matrix = sp.csr_matrix(
-                (
-                    self.outcome_prob[rows],
-                    (self.row_state[rows], self.outcome_next[rows]),
-                ),
-                shape=(n, n),
-            )
+        for a in range(self.num_actions):
+            matrix = self.live_matrix[a :: self.num_actions][:, :n].tocsr()
             matrix.sum_duplicates()
+            matrix.eliminate_zeros()
             matrices.append(matrix)
         return matrices
 
     @cached_property
     def expected_rewards(self) -> np.ndarray:
         """(n, actions) the expected immediate reward."""
-        flat = np.bincount(
-            np.repeat(np.arange(len(self.outcome_ptr) - 1), np.diff(self.outcome_ptr)),
-            weights=self.outcome_prob * self.outcome_reward,
-            minlength=len(self.outcome_ptr) - 1,
-        )
+        flat = np.zeros(len(self.outcome_ptr) - 1)
+        if len(self.outcome_prob):
+            flat = np.add.reduceat(self.outcome_prob * self.outcome_reward, self.outcome_ptr[:-1])
         return flat.reshape(self.num_states, self.num_actions)
+
+    def q_values(self, values: np.ndarray) -> np.ndarray:
+        """(n, actions) Q-values for state values `values` (one sparse product)."""
+        future = (self.live_matrix @ self.extended(values)).reshape(-1, self.num_actions)
+        return self.expected_rewards + future
 
     def policy_matrix(self, actions: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
         """Transition matrix and expected rewards of a deterministic policy."""
         n = self.num_states
-        chosen = (self.outcome_next >= 0) & (self.row_action == actions[self.row_state])
-        matrix = sp.csr_matrix(
-            (self.outcome_prob[chosen], (self.row_state[chosen], self.outcome_next[chosen])),
-            shape=(n, n),
-        )
+        rows = np.arange(n) * self.num_actions + np.asarray(actions)
+        matrix = self.live_matrix[rows][:, :n].tocsr()
         matrix.sum_duplicates()
-        return matrix, self.expected_rewards[np.arange(n), actions]
+        return matrix, self.expected_rewards.reshape(-1)[rows]
 
 
 def build_tables(model: GameModel, builder: str = "auto") -> Tables:
@@ -239,12 +253,26 @@ def _build(model: GameModel) -> Tables:
     )
 
 
+def _compact(values: np.ndarray) -> np.ndarray:
+    """float32 where that loses nothing (rewards such as 0 and 1), else float64."""
+    single = values.astype(np.float32)
+    return single if np.array_equal(single, values) else values
+
+
+def _pop_column(columns: list[list[np.ndarray]], i: int) -> np.ndarray:
+    joined = np.concatenate([parts[i] for parts in columns])
+    for parts in columns:
+        parts[i] = None
+    return joined
+
+
 class _Keys:
     """States of a batchable model as integer keys (their place in the grid `state_bounds`)."""
 
     def __init__(self, bounds: tuple[int, ...]) -> None:
         self.bounds = tuple(int(b) for b in bounds)
         self.size = int(np.prod(self.bounds, dtype=np.int64))
+        self.dtype = np.int32 if self.size < 2**31 else np.int64
 
     def encode(self, states: np.ndarray) -> np.ndarray:
         return np.ravel_multi_index(tuple(states.T), self.bounds)
@@ -276,22 +304,25 @@ def _build_vectorised(model) -> Tables:
             np.concatenate([p[i] for p in parts])[order] for i in range(1, 5)
         )
         next_keys = keys.encode(nxt)
-        columns.append((prob, next_keys, reward, terminal))
+        columns.append([prob, next_keys.astype(keys.dtype), reward, terminal])
         frontier = seen.add_new(next_keys[~terminal])
     state_keys = np.concatenate(found)
     n = len(state_keys)
     ptr = np.zeros(n * num_actions + 1, dtype=np.int64)
     np.cumsum(np.concatenate(counts), out=ptr[1:])
-    prob, next_keys, reward, terminal = (np.concatenate([c[i] for c in columns]) for i in range(4))
-    del columns
+    del counts
+    # One column at a time, freeing its pieces at once, to keep the peak memory low.
+    prob, next_keys, reward, terminal = (_pop_column(columns, i) for i in range(4))
     lookup = _KeyIndex(state_keys, keys.size)
     terminal_keys, terminal_ids = np.unique(next_keys[terminal], return_inverse=True)
-    nexts = np.empty(len(next_keys), dtype=np.int64)
+    nexts = np.empty(len(next_keys), dtype=np.int64 if n >= 2**31 else np.int32)
     nexts[~terminal] = lookup(next_keys[~terminal])
     nexts[terminal] = -1 - terminal_ids
+    start_index = lookup(start_keys)
+    del next_keys, lookup
     state_array = keys.decode(state_keys)
     initial = np.zeros(n)
-    np.add.at(initial, lookup(start_keys), [p for p, _ in starts])
+    np.add.at(initial, start_index, [p for p, _ in starts])
     return _finish(
         model,
         None,
@@ -301,7 +332,7 @@ def _build_vectorised(model) -> Tables:
         ptr,
         prob,
         nexts,
-        reward.astype(float),
+        _compact(reward.astype(float, copy=False)),
         [tuple(s) for s in keys.decode(terminal_keys).tolist()],
         "vectorised",
         state_array,

@@ -176,3 +176,18 @@ def test_renders(case):
     picture = picture_env.render()
     assert picture.dtype == np.uint8 and picture.ndim == 3 and picture.shape[2] == 3
     assert len(np.unique(picture.reshape(-1, 3), axis=0)) >= 2  # more than a blank canvas
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_rgb_frames_keep_one_size_through_episodes(case):
+    """RecordVideo needs every frame of an episode to have the same size."""
+    env = gym.make(case[0], render_mode="rgb_array", **case[1])
+    shapes = set()
+    for seed in range(3):
+        env.reset(seed=seed)
+        shapes.add(env.render().shape)
+        terminated = False
+        while not terminated:
+            _, _, terminated, _, _ = env.step(env.action_space.sample())
+            shapes.add(env.render().shape)
+    assert len(shapes) == 1, shapes

@@ -2,6 +2,8 @@
 
 import math
 
+import gymnasium as gym
+import numpy as np
 import pytest
 from conftest import CASES, case_id
 
@@ -56,6 +58,14 @@ def test_all_ids_have_a_model():
         ("dice_envs/Pig-v0", {"die_probs": (1.0,)}, "die_probs"),
         ("dice_envs/Pig-v0", {"die_probs": "loaded"}, "die_probs"),
         ("dice_envs/Pig-v0", {"sides": 4, "die_probs": (0.5, 0.5)}, "sides"),
+        ("dice_envs/Pig-v0", {"sides": 6, "die_probs": [0.25] * 4}, "sides=6"),
+        ("dice_envs/Pig-v0", {"goal": True}, "goal"),
+        ("dice_envs/Pig-v0", {"agent_starts": 1}, "agent_starts"),
+        ("dice_envs/Pig-v0", {"agent_starts": 0}, "agent_starts"),
+        ("dice_envs/Pig-v0", {"gaol": 100}, "unknown argument"),
+        ("dice_envs/Pig-v0", {"opponent": np.zeros((3, 3))}, "opponent table"),
+        ("dice_envs/SumAvoid-v0", {"n": 10}, "unknown argument"),
+        ("dice_envs/SumAvoid-v0", {"sides": False}, "sides"),
         ("dice_envs/Pig-v0", {"opponent": "hold-at-0"}, "K >= 1"),
         ("dice_envs/Pig-v0", {"opponent": "greedy"}, "opponent"),
         ("dice_envs/Pig-v0", {"opponent": 20}, "opponent"),
@@ -85,3 +95,17 @@ def test_validate_state_refuses_non_states():
     for bad in ((0, 3), (6, 3), (2, 0), (2, 21), 7, (1, 2, 3)):
         with pytest.raises(ValueError):
             d20.validate_state(bad)
+
+
+@pytest.mark.parametrize("options", [{"State": 23}, {"state": 3, "seed": 1}, ["state"]])
+def test_unknown_reset_options_are_refused(options):
+    env = gym.make("dice_envs/SumAvoid-v0")
+    with pytest.raises(ValueError, match="options"):
+        env.reset(options=options)
+
+
+def test_sides_and_die_probs_that_agree_are_accepted():
+    model = make_model("dice_envs/Pig-v0", goal=10, sides=4, die_probs=[0.25] * 4)
+    assert model.face_probs == (0.25,) * 4
+    assert make_model("dice_envs/Pig-v0", goal=10, die_probs=[0.25] * 4).sides == 4
+    assert make_model("dice_envs/Pig-v0", goal=10).sides == 6

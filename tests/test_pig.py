@@ -201,3 +201,25 @@ def test_plain_value_iteration_peer_agrees():
 
     value, _seconds, _sweeps = plain_value_iteration(30, tol=1e-12)
     assert value == pytest.approx(two_player_optimum(30, uniform_die(6)).value, abs=1e-9)
+
+
+LOADED_CASES = (
+    [((1 / 6, 5 / 6), goal, "optimal") for goal in range(37, 61)]
+    + [((1 / 3, 2 / 3), goal, "optimal") for goal in range(33, 61)]
+    + [((1 / 3, 2 / 3), goal, "hold-at-20") for goal in range(19, 61)]
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("die, goal, opponent", LOADED_CASES)
+def test_loaded_dice_solve_and_agree_with_value_iteration(die, goal, opponent):
+    """The cases whose exact ties once stalled the layered solver (a two-faced die): the
+    two-player optimum (best response to "optimal", agent first) and the best response to
+    hold-at-20 agree with generic value iteration on every Q-value."""
+    kwargs = {"goal": goal, "die_probs": die, "opponent": opponent, "agent_starts": True}
+    fast = baselines.solve(ID, **kwargs)
+    generic = baselines.solve(ID, method="generic", tol=1e-13, **kwargs)
+    assert fast.bellman_residual <= 1e-12
+    np.testing.assert_allclose(baselines.on_states(fast, generic.mdp).q, generic.q, atol=1e-9)
+    if opponent == "optimal":
+        assert fast.value == pytest.approx(two_player_optimum(goal, die).value, abs=1e-12)

@@ -6,6 +6,9 @@ the agent's best response with both sides' turns as states (the opponent's choic
 They are run once per die at goal 60 and read at smaller goals by a shift: Pig depends only on
 each player's distance to the goal (and "hold at 20" only on the turn total), so the game to
 `goal` is the game to 60 started at scores (60 - goal, 60 - goal).
+
+`best_response` gets a stand-in model (goal, face_probs and opponent_turns, the opponent's
+turn distribution computed here), so these tests do not depend on the model class.
 """
 
 from functools import cache
@@ -13,6 +16,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from numpy.lib.stride_tricks import sliding_window_view
 
 from baselines.pig import MAX_PASSES, best_response, two_player_optimum
 from dice_envs.games.base import uniform_die
@@ -45,21 +49,27 @@ def value_iteration_two_player(goal, probs, tol=1e-13):
     sum_f p_f P(i, j, k + f)), with P = 1 once i + k >= goal; whole-array Jacobi sweeps until
     no entry moves by more than `tol`. Entries with i + k >= goal are NaN in the result."""
     sides = len(probs)
-    i, j, k, valid = grids(goal)
-    banked = np.minimum(i + k, goal - 1)
+    valid = grids(goal)[3]
     P = np.ones((goal, goal, goal + sides))  # k up to goal - 1 + sides; 1 where i + k >= goal
     P[:, :, :goal] = np.where(valid, 0.5, 1.0)
+    # banked[j, i + k] = P(j, i + k, 0), and 0 past the goal: holding there is worth 1, so
+    # max(roll, hold) keeps P = 1 where i + k >= goal
+    banked = np.zeros((goal, 2 * goal - 1))
+    banked_view = sliding_window_view(banked, goal, axis=1).transpose(1, 0, 2)  # [i, j, k]
+    roll, new, scratch = (np.empty((goal, goal, goal)) for _ in range(3))  # no temporaries
     for _ in range(100_000):
         start = P[:, :, 0]
-        roll = probs[0] * (1.0 - start.T)[:, :, None]
+        banked[:, :goal] = start
+        np.multiply(probs[0], (1.0 - start.T)[:, :, None], out=roll)
         for face in range(2, sides + 1):
-            roll = roll + probs[face - 1] * P[:, :, face : face + goal]
-        hold = 1.0 - start[j, banked]
-        new = np.where(valid, np.where(k > 0, np.maximum(roll, hold), roll), 1.0)
-        change = np.max(np.abs(new - P[:, :, :goal]))
+            roll += np.multiply(probs[face - 1], P[:, :, face : face + goal], out=scratch)
+        np.maximum(roll, np.subtract(1.0, banked_view, out=new), out=new)
+        new[:, :, 0] = roll[:, :, 0]  # no hold at turn total 0
+        np.subtract(new, P[:, :, :goal], out=scratch)
+        change = max(scratch.max(), -scratch.min())
         P[:, :, :goal] = new
         if change <= tol:
-            return np.where(valid, P[:, :, :goal], np.nan)
+            return np.where(valid, new, np.nan)
     raise AssertionError("value iteration did not converge")
 
 
@@ -104,32 +114,39 @@ def value_iteration_best_response(goal, probs, threshold=HOLD_AT, tol=1e-13):
     Returns (agent[a, o, k] with the agent to move, NaN where a + k >= goal; waiting[a, o], the
     opponent to move at turn total 0)."""
     sides = len(probs)
-    a, o, k, valid = grids(goal)
-    opp_valid = o + k < goal  # here k is the opponent's turn total
+    valid = grids(goal)[3]
+    opp_valid = valid.transpose(1, 0, 2)  # [a, o, t]: o + t < goal
     agent = np.ones((goal, goal, goal + sides))  # 1 once a + k >= goal: the agent has won
     agent[:, :, :goal] = np.where(valid, 0.5, 1.0)
     other = np.zeros((goal, goal, goal + sides))  # 0 once o + t >= goal: the opponent has won
     other[:, :, :goal] = np.where(opp_valid, 0.5, 0.0)
-    agent_banks = np.minimum(a + k, goal - 1)
-    opp_banks = np.minimum(o + k, goal - 1)
-    opp_holds = (k > 0) & (k >= threshold)
+    # the agent banks k: other[a + k, o, 0], and 1 past the goal (max(roll, 1) = 1 there)
+    agent_banks = np.ones((2 * goal - 1, goal))
+    hold = sliding_window_view(agent_banks, goal, axis=0)  # [a, o, k]
+    # the opponent banks t: agent[a, o + t, 0] (past the goal: masked below)
+    opp_banks = np.zeros((goal, 2 * goal - 1))
+    opp_hold = sliding_window_view(opp_banks, goal, axis=1)  # [a, o, t]
+    holds_from = max(threshold, 1)
+    roll, opp_roll, new, scratch = (np.empty((goal, goal, goal)) for _ in range(4))
     for _ in range(100_000):
-        roll = probs[0] * other[:, :, :1]
-        opp_roll = probs[0] * agent[:, :, :1]
+        agent_banks[:goal] = other[:, :, 0]
+        opp_banks[:, :goal] = agent[:, :, 0]
+        np.multiply(probs[0], other[:, :, :1], out=roll)
+        np.multiply(probs[0], agent[:, :, :1], out=opp_roll)
         for face in range(2, sides + 1):
-            roll = roll + probs[face - 1] * agent[:, :, face : face + goal]
-            opp_roll = opp_roll + probs[face - 1] * other[:, :, face : face + goal]
-        hold = other[agent_banks, o, 0]
-        new_agent = np.where(valid, np.where(k > 0, np.maximum(roll, hold), roll), 1.0)
-        opp_hold = agent[a, opp_banks, 0]
-        new_other = np.where(opp_valid, np.where(opp_holds, opp_hold, opp_roll), 0.0)
-        change = max(
-            np.max(np.abs(new_agent - agent[:, :, :goal])),
-            np.max(np.abs(new_other - other[:, :, :goal])),
-        )
-        agent[:, :, :goal], other[:, :, :goal] = new_agent, new_other
+            roll += np.multiply(probs[face - 1], agent[:, :, face : face + goal], out=scratch)
+            opp_roll += np.multiply(probs[face - 1], other[:, :, face : face + goal], out=scratch)
+        np.maximum(roll, hold, out=new)
+        new[:, :, 0] = roll[:, :, 0]  # no hold at turn total 0
+        opp_roll[:, :, holds_from:] = opp_hold[:, :, holds_from:]
+        opp_roll *= opp_valid
+        np.subtract(new, agent[:, :, :goal], out=scratch)
+        change = max(scratch.max(), -scratch.min())
+        np.subtract(opp_roll, other[:, :, :goal], out=scratch)
+        change = max(change, scratch.max(), -scratch.min())
+        agent[:, :, :goal], other[:, :, :goal] = new, opp_roll
         if change <= tol:
-            return np.where(valid, agent[:, :, :goal], np.nan), other[:, :, 0].copy()
+            return np.where(valid, new, np.nan), opp_roll[:, :, 0].copy()
     raise AssertionError("value iteration did not converge")
 
 
@@ -262,8 +279,9 @@ def test_exact_ties_hold_and_decisions_match_the_reference(probs):
     ids=["bust-all-but-1e-12", "bust-95%", "bust-20%", "three-faced"],
 )
 def test_other_dice_settle_with_exact_values(probs):
-    # More dice with exact ties, and one whose turns almost surely bust, which makes the
-    # turn-start equations nearly singular (1 - b with b within 1e-12 of 1).
+    # More dice on which a layer's greedy policy flips on exact ties, and one whose turns
+    # almost surely bust, which makes the turn-start equations nearly singular (1 - b with b
+    # within 1e-12 of 1).
     goal = LARGEST
     tables = two_player_optimum(goal, probs).tables
     assert tables.passes <= 10

@@ -180,10 +180,12 @@ def _probability_table(table: np.ndarray, nvec: tuple[int, ...], actions: int) -
             raise ValueError("an opponent table of actions must hold whole numbers")
         if table.min() < 0 or table.max() >= actions:
             raise ValueError(f"an opponent table of actions must hold 0..{actions - 1}")
-        return np.eye(actions)[table.astype(np.int64)]
+        return np.eye(actions, dtype=np.float32)[table.astype(np.int64)]
     if table.shape == nvec + (actions,):
         probs = table.astype(float)
-        if (probs < 0).any() or not np.allclose(probs.sum(axis=-1), 1.0, atol=1e-9):
+        single = probs.astype(np.float32)  # half the memory where nothing is lost
+        probs = single if np.array_equal(single, probs) else probs
+        if (probs < 0).any() or not np.allclose(probs.sum(axis=-1, dtype=float), 1.0, atol=1e-9):
             raise ValueError("an opponent table of probabilities must sum to 1 over its last axis")
         return probs
     raise ValueError(
