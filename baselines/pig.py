@@ -316,7 +316,7 @@ def solve_pig(model, turns) -> Solution:
         index_of=index_of,
         method="specialised",
         seconds=time.perf_counter() - start,
-        bellman_residual=float("nan"),  # measured on the tables by baselines.solve
+        _residual=float("nan"),  # measured on the tables when first read
         iterations=tables.passes,
         batch_index=indices_of,
     )

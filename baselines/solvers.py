@@ -36,7 +36,8 @@ class Solution:
         seconds: wall time of the solve, building the tables included.
         bellman_residual: max over the tables' states of |V(s) - max_a Q(s, a)|, Q computed
             from the tables and the returned V (NaN when no tables were built).
-        table_seconds: the part of `seconds` spent building the tables.
+        table_seconds: the time spent building the tables (not part of `seconds` for a
+            specialised solver, whose residual is measured when first read).
         num_states: the number of reachable non-terminal states (the tables'); a specialised
             solver may also answer for positions the start never reaches.
     """
@@ -49,11 +50,11 @@ class Solution:
     index_of: Callable[[Any], int]
     method: str
     seconds: float
-    bellman_residual: float
+    _residual: float
     iterations: int = 0
     mdp: TabularMDP | None = field(default=None, repr=False)
     table_seconds: float = 0.0
-    num_states: int = -1
+    _reachable: int = field(default=-1, repr=False)
     batch_index: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
     _visits: np.ndarray | None = field(default=None, repr=False)
 
@@ -80,14 +81,51 @@ class Solution:
         return np.array(rows, dtype=np.int64)
 
     def __post_init__(self) -> None:
-        if self.num_states < 0 and self.mdp is not None:
-            self.num_states = self.mdp.num_states
+        if self._reachable < 0 and self.mdp is not None:
+            self._reachable = self.mdp.num_states
+        self._measure: Callable[[], TabularMDP] | None = None
+
+    def measure_on(self, build: Callable[[], TabularMDP]) -> None:
+        """Measure the Bellman residual and the number of reachable states on the tables
+        that `build()` returns, when first asked (for solvers that need no tables)."""
+        self._measure = build
+
+    def _measured(self) -> None:
+        if self._measure is None:
+            return
+        tables, self._measure = self._measure(), None
+        rows = self.indices_of(tables.observation_array)
+        if (rows < 0).any():
+            raise ValueError(f"the {self.method} solution misses states of the tables")
+        self._residual = bellman_residual(tables, self.state_values[rows])
+        self._reachable, self.table_seconds = tables.num_states, tables.seconds
+
+    @property
+    def bellman_residual(self) -> float:
+        """max over the tables' states of |V(s) - max_a Q(s, a)| (Q from the tables)."""
+        self._measured()
+        return self._residual
+
+    @bellman_residual.setter
+    def bellman_residual(self, value: float) -> None:
+        self._residual = value
+
+    @property
+    def num_states(self) -> int:
+        """The number of reachable non-terminal states (the tables')."""
+        self._measured()
+        return self._reachable
+
+    @num_states.setter
+    def num_states(self, value: int) -> None:
+        self._reachable = value
 
     def __repr__(self) -> str:
+        # The raw fields: a repr never builds tables to measure them.
+        states = self._reachable if self._reachable >= 0 else "not counted"
         return (
-            f"Solution(value={self.value:.6g}, method={self.method!r}, "
-            f"states={self.num_states}, seconds={self.seconds:.3g}, "
-            f"bellman_residual={self.bellman_residual:.2g})"
+            f"Solution(value={self.value:.6g}, method={self.method!r}, states={states}, "
+            f"seconds={self.seconds:.3g}, bellman_residual={self._residual:.2g})"
         )
 
     def action(self, obs) -> int:
@@ -331,7 +369,7 @@ def solve_mdp(mdp: TabularMDP, method: str = "auto", tol: float = 1e-12) -> Solu
         index_of=mdp.index_of,
         method=method,
         seconds=time.perf_counter() - start,
-        bellman_residual=bellman_residual(mdp, values),
+        _residual=bellman_residual(mdp, values),
         iterations=iterations,
         mdp=mdp,
     )

@@ -12,6 +12,7 @@ two equal entry for entry.
 from __future__ import annotations
 
 import time
+from array import array
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -220,7 +221,7 @@ def _build(model: GameModel) -> Tables:
     terminal: dict[State, int] = {}
     n, num_actions = len(states), model.num_actions
     legal = np.zeros((n, num_actions), dtype=bool)
-    ptr, probs, nexts, rewards = [0], [], [], []
+    ptr, probs, nexts, rewards = array("q", [0]), array("d"), array("q"), array("d")
     for i, state in enumerate(states):
         legal[i, list(model.legal_actions(state))] = True
         for action in range(num_actions):
@@ -244,10 +245,10 @@ def _build(model: GameModel) -> Tables:
         observations,
         legal,
         initial,
-        np.array(ptr, dtype=np.int64),
-        np.array(probs, dtype=float),
-        np.array(nexts, dtype=np.int64),
-        np.array(rewards, dtype=float),
+        np.frombuffer(ptr, dtype=np.int64).copy(),
+        np.frombuffer(probs, dtype=float).copy(),
+        np.frombuffer(nexts, dtype=np.int64).copy(),
+        np.frombuffer(rewards, dtype=float).copy(),
         list(terminal),
         "generic",
     )
