@@ -154,7 +154,7 @@ def optimal_action_mask(q: np.ndarray, legal: np.ndarray) -> np.ndarray:
 
 
 def q_from_values(mdp: TabularMDP, values: np.ndarray) -> np.ndarray:
-    return mdp.q_values(values)
+    return mdp.expected_rewards + np.column_stack([m @ values for m in mdp.transition_matrices])
 
 
 def greedy(q: np.ndarray, legal: np.ndarray) -> np.ndarray:

@@ -168,11 +168,15 @@ class Tables:
         """Per action, an (n, n) CSR matrix of the probabilities of moving to each non-terminal
         state (mass that ends the game leaves the matrix)."""
         n = self.num_states
+        live = self.outcome_next >= 0
         matrices = []
-        for a in range(self.num_actions):
-            matrix = self.live_matrix[a :: self.num_actions][:, :n].tocsr()
+        for action in range(self.num_actions):
+            rows = live & (self.row_action == action)
+            matrix = sp.csr_matrix(
+                (self.outcome_prob[rows], (self.row_state[rows], self.outcome_next[rows])),
+                shape=(n, n),
+            )
             matrix.sum_duplicates()
-            matrix.eliminate_zeros()
             matrices.append(matrix)
         return matrices
 

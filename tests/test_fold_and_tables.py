@@ -42,7 +42,7 @@ def assert_same(left, right, tol=1e-12):
 
 
 FOLD_CASES = [
-    (goal, die, opponent, starts)
+    pytest.param(goal, die, opponent, starts, marks=[pytest.mark.slow] if goal == 30 else [])
     for goal, die in ((2, None), (7, (1 / 3,) * 3), (12, LOADED), (30, None))
     for opponent in ("hold-at-20", "hold-at-4", "keep-pace", "random", twelve_or_roll)
     for starts in (True, False, None)

@@ -163,3 +163,21 @@ def test_solve_rejects_unknown_method():
         baselines.solve("dice_envs/SumAvoid-v0", method="magic")
     with pytest.raises(ValueError, match="specialised"):
         baselines.solve("dice_envs/SumAvoid-v0", method="specialised")
+
+
+def test_evaluate_takes_a_heuristic_by_name_and_an_obs_transform():
+    by_name = baselines.evaluate("stop-at-25", "dice_envs/SumAvoid-v0")
+    assert by_name.value == baselines.evaluate(stop_at(25), "dice_envs/SumAvoid-v0").value
+    shifted = baselines.evaluate(
+        lambda s: int(s < 26), "dice_envs/SumAvoid-v0", obs_transform=lambda obs: obs + 1
+    )
+    assert shifted.value == by_name.value
+    with pytest.raises(ValueError, match="stop-at-K"):
+        baselines.evaluate("stop-at-lots", "dice_envs/SumAvoid-v0")
+
+
+def test_a_solution_is_evaluated_by_its_own_actions():
+    best = baselines.solve("dice_envs/Pig-v0", goal=20)
+    score = baselines.evaluate(best, "dice_envs/Pig-v0", goal=20)
+    assert score.gap == pytest.approx(0.0, abs=1e-12) and score.agreement == pytest.approx(1.0)
+    assert score.value == pytest.approx(best.value, abs=1e-12)

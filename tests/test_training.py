@@ -99,6 +99,7 @@ def test_ppo_runs_start_save_resume_and_evaluate(tmp_path, game, agent, encoding
     assert run(config, seed=0, root=tmp_path) == json.loads((directory / "result.json").read_text())
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes(tmp_path):
     config_path = tmp_path / "ppo.yaml"
     raw = yaml.safe_load((CONFIGS / "d20_rounds" / "ppo.yaml").read_text())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from bisect import bisect_right
 from typing import Any
 
 import gymnasium as gym
@@ -10,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from dice_envs.envs.rendering import render_scene
-from dice_envs.games.base import State, Transition, build_model, cumulative, draw
+from dice_envs.games.base import State, Transition, build_model, cumulative
 
 # Transition tables are cached per (state, action); a long game clears the cache at this size.
 _CACHE_LIMIT = 1_000_000
@@ -78,7 +79,7 @@ class DiceEnv(gym.Env):
 
     def _draw(self, table):
         bounds, items = table
-        return items[draw(bounds, self.np_random.random)]
+        return items[bisect_right(bounds, self.np_random.random())]
 
     def _observe(self, state: State):
         obs = self.model.observation(state)

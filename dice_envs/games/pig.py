@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from dice_envs.games.base import Transition, check_die, check_int, cumulative, draw, uniform_die
+from dice_envs.games.base import Transition, check_die, check_int, cumulative, uniform_die
 from dice_envs.games.two_player import fold_factory
 
 HOLD, ROLL = 0, 1
@@ -146,7 +147,7 @@ class Pig:
         mover, first, second, turn = state
         if action == HOLD and turn > 0:
             return (1 - mover, *self._banked(state, turn), 0), 0.0, False, {"rolls": []}
-        face = draw(self._face_bounds, uniform) + 1
+        face = bisect_right(self._face_bounds, uniform()) + 1
         if face == 1:
             return (1 - mover, first, second, 0), 0.0, False, {"rolls": [face]}
         own = first if mover == 0 else second
@@ -154,6 +155,39 @@ class Pig:
             final = (mover, *self._banked(state, self.goal - own), 0)
             return final, float(mover == 0), True, {"rolls": [face]}
         return (mover, first, second, turn + face), 0.0, False, {"rolls": [face]}
+
+    def sample_turn(
+        self,
+        state: PigState,
+        choices: dict,
+        choose: Callable[[PigState], object],
+        uniform: Callable[[], float],
+    ) -> tuple[PigState, float, bool, list[int]]:
+        """The mover's whole turn from `state`, die by die: its action at each position is
+        `choices[position]`, or `choose(position)` where missing (an action, or cumulative
+        bounds to draw one from). Returns the end state, player 0's reward, whether the game
+        ended, and the faces thrown. The same law as repeated `sample_step` calls (the env's
+        chi-square test checks the fold that uses it); a loop over ints, for speed."""
+        mover, first, second, turn = state
+        own = first if mover == 0 else second
+        bounds, goal, faces = self._face_bounds, self.goal, []
+        while True:
+            position = (mover, first, second, turn)
+            choice = choices.get(position)
+            if choice is None:
+                choice = choose(position)
+            if choice.__class__ is not int:
+                choice = bisect_right(choice, uniform())
+            if choice == HOLD and turn > 0:
+                return (1 - mover, *self._banked(state, turn), 0), 0.0, False, faces
+            face = bisect_right(bounds, uniform()) + 1
+            faces.append(face)
+            if face == 1:
+                return (1 - mover, first, second, 0), 0.0, False, faces
+            turn += face
+            if own + turn >= goal:
+                final = (mover, *self._banked(state, goal - own), 0)
+                return final, float(mover == 0), True, faces
 
     # -- the same rules for a batch of states (the fast table builder; a test holds them equal)
     def batch_transitions(self, states: np.ndarray, action: int):
@@ -244,8 +278,9 @@ class Pig:
 
     # -- views ---------------------------------------------------------------------------------
     def observation(self, state: PigState, player: int) -> tuple[int, int, int]:
-        _, first, second, turn = state
-        return (first, second, turn) if player == 0 else (second, first, turn)
+        if player == 0:
+            return state[1:]
+        return (state[2], state[1], state[3])
 
     def state_of(self, observation: object, player: int) -> PigState:
         try:

@@ -21,9 +21,10 @@ part of the roll: "give back X and roll" is one action, so moves never chain.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from itertools import product
+from types import MappingProxyType
 
 from dice_envs.games.base import Transition, check_int
 
@@ -196,16 +197,16 @@ class TenThousand:
         self._moves = {
             (config, n): self._legal_moves(config, n) for config in CONFIGS for n in range(1, 6)
         }
-        self._roll_tables = {n: self._roll_table(n) for n in range(1, 6)}
+        self._roll_tables = {n: tuple(self._roll_table(n)) for n in range(1, 6)}
 
-    def moves(self, config: Config, n: int) -> dict[int, tuple[int, int]]:
+    def moves(self, config: Config, n: int) -> Mapping[int, tuple[int, int]]:
         """The give-back moves allowed after a roll of configuration `config` that left `n`
         dice in hand: action -> (chips given back, dice given back)."""
-        return dict(self._moves[(config, n)])
+        return MappingProxyType(self._moves[(config, n)])
 
-    def roll_table(self, n: int) -> list[tuple[float, Config]]:
+    def roll_table(self, n: int) -> tuple[tuple[float, Config], ...]:
         """The configurations a roll of `n` dice shows, with their probabilities."""
-        return list(self._roll_tables[n])
+        return self._roll_tables[n]
 
     def __repr__(self) -> str:
         moves = "all" if len(self.allowed_moves) == len(MOVE_LABELS) else list(self.allowed_moves)

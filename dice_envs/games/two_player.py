@@ -37,7 +37,7 @@ AGENT, OPPONENT = 0, 1
 # Opponent names that a package outside dice_envs supplies (baselines: "optimal"), so that the
 # games never import a solver. Each entry point is f(model) -> any opponent form `policy` takes.
 POLICY_ENTRY_POINTS = "dice_envs.policies"
-# A turn longer than this many steps is taken for a turn that never ends.
+# The exact fold refuses an opponent's turn longer than this many steps.
 MAX_TURN_STEPS = 100_000
 
 
@@ -89,6 +89,13 @@ class Policy:
     ) -> None:
         self.num_actions, self.table, self.function, self.name = num_actions, table, function, name
         self._cache: dict[Observation, np.ndarray] = {}
+
+    def choice(self, obs: Observation) -> int | list[float]:
+        """The action for `obs` where the policy is deterministic there, else the cumulative
+        bounds to draw one from (see `draw`)."""
+        probs = self.probs(obs)
+        best = int(probs.argmax())
+        return best if probs[best] == 1.0 else cumulative(probs.tolist())
 
     def __repr__(self) -> str:
         return f"Policy({self.name})"
@@ -224,6 +231,13 @@ class Fold:
         self.observation_nvec = model.observation_nvec
         self.face_probs = getattr(model, "face_probs", None)
         self._all_actions = tuple(range(model.num_actions))
+        self._sampler = getattr(model, "sample_step", None)
+        self._opponent_choices: dict[State, int | list[float]] = {}
+        # A model may play a whole turn at once (faces thrown as its one event key).
+        self._turn_sampler = getattr(model, "sample_turn", None)
+        self._event_pairs = tuple(
+            (key, "opponent_" + key) for key in getattr(model, "event_keys", ())
+        )
         self._exits: dict[State, list[Transition]] = {}
         self._over: dict[State, float] = {}  # games the opponent ended before the agent moved
         self._start = self._initial_states()
@@ -268,12 +282,12 @@ class Fold:
         return list(self._start)
 
     def legal_actions(self, state: State) -> tuple[int, ...]:
-        if state in self._over:
+        if self._over and state in self._over:
             return self._all_actions
         return self.model.legal_actions(state)
 
     def transitions(self, state: State, action: int) -> list[Transition]:
-        if state in self._over:
+        if self._over and state in self._over:
             return [Transition(1.0, state, self._over[state], True)]
         outcomes: list[Transition] = []
         for prob, next_state, reward, terminal in self.model.transitions(state, action):
@@ -352,9 +366,8 @@ class Fold:
 
     # -- sampling, action by action ------------------------------------------------------------
     def _step(self, state, action, uniform):
-        sampler = getattr(self.model, "sample_step", None)
-        if sampler is not None:
-            return sampler(state, action, uniform)
+        if self._sampler is not None:
+            return self._sampler(state, action, uniform)
         next_state, reward, terminal = sample_transition(
             self.model.transitions(state, action), uniform
         )[1:]
@@ -364,32 +377,48 @@ class Fold:
         """The agent's action, then the opponent's turn action by action, drawn with
         `uniform()`; the info lists what each side threw (the opponent's keys get the prefix
         "opponent_")."""
-        if state in self._over:
-            return state, self._over[state], True, self._events({}, [])
-        state, reward, terminal, info = self._step(state, action, uniform)
-        state, more, terminal, theirs = self.play_opponent(state, terminal, uniform)
+        if self._over and state in self._over:
+            return state, self._over[state], True, self._events({}, self._nothing_thrown())
+        state, reward, terminal, info = (self._sampler or self._step)(state, action, uniform)
+        if terminal or self.model.to_move(state) == AGENT:
+            return state, reward, terminal, self._events(info, self._nothing_thrown())
+        state, more, terminal, theirs = self.play_opponent(state, uniform)
         return state, reward + more, terminal, self._events(info, theirs)
 
-    def play_opponent(self, state: State, terminal: bool, uniform: Callable[[], float]):
-        """Play the opponent's turn (if it is to move): (state, reward, terminal, its infos)."""
-        reward, infos, steps = 0.0, [], 0
-        while not terminal and self.model.to_move(state) == OPPONENT:
-            probs = self.opponent_policy.probs(self.model.observation(state, OPPONENT))
-            action = draw(cumulative(probs), uniform) if probs.max() < 1.0 else int(probs.argmax())
-            state, r, terminal, info = self._step(state, action, uniform)
+    def play_opponent(self, state: State, uniform: Callable[[], float]):
+        """Play the opponent's turn (it is to move): (state, reward, terminal, what it threw,
+        as {"opponent_<key>": [...]})."""
+        if self._turn_sampler is not None:  # the model plays a whole turn at once
+            state, reward, terminal, faces = self._turn_sampler(
+                state, self._opponent_choices, self._choice, uniform
+            )
+            return state, reward, terminal, {self._event_pairs[0][1]: faces}
+        reward, terminal, thrown = 0.0, False, self._nothing_thrown()
+        to_move, sample = self.model.to_move, self._sampler or self._step
+        while not terminal and to_move(state) == OPPONENT:
+            choice = self._opponent_choices.get(state)
+            if choice is None:
+                choice = self._choice(state)
+            action = choice if choice.__class__ is int else draw(choice, uniform)
+            state, r, terminal, info = sample(state, action, uniform)
             reward += r
-            infos.append(info)
-            steps += 1
-            if steps > MAX_TURN_STEPS:
-                raise ValueError("the opponent's turn did not end")
-        return state, reward, terminal, infos
+            for key, theirs_key in self._event_pairs:
+                thrown[theirs_key].extend(info.get(key, ()))
+        return state, reward, terminal, thrown
 
-    def _events(self, info: dict, theirs: list[dict]) -> dict:
-        keys = getattr(self.model, "event_keys", ())
-        events = {key: list(info.get(key, [])) for key in keys}
-        for key in keys:
-            events["opponent_" + key] = [x for step in theirs for x in step.get(key, [])]
-        return events
+    def _choice(self, state: State) -> int | list[float]:
+        """The opponent's action at `state`, or the bounds to draw it from (looked up once)."""
+        choice = self.opponent_policy.choice(self.model.observation(state, OPPONENT))
+        self._opponent_choices[state] = choice
+        return choice
+
+    def _nothing_thrown(self) -> dict:
+        return {theirs_key: [] for _key, theirs_key in self._event_pairs}
+
+    def _events(self, info: dict, theirs: dict) -> dict:
+        for key, _theirs_key in self._event_pairs:
+            theirs[key] = info.get(key, [])
+        return theirs
 
     def sample_start(self, uniform: Callable[[], float]) -> tuple[State, dict]:
         """A start position; when the opponent starts, its first turn is played die by die."""
@@ -399,10 +428,8 @@ class Fold:
         if agent_first is None:
             agent_first = uniform() < 0.5
         if agent_first:
-            return state, self._events({}, [])
-        state, reward, terminal, theirs = self.play_opponent(
-            self.model.swap_seats(state), False, uniform
-        )
+            return state, self._events({}, self._nothing_thrown())
+        state, reward, terminal, theirs = self.play_opponent(self.model.swap_seats(state), uniform)
         if terminal:
             self._over.setdefault(state, reward)
         return state, self._events({}, theirs)
