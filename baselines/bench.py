@@ -28,7 +28,7 @@ import dice_envs  # noqa: F401  (registers the ids)
 from baselines.demo import markdown_table
 from baselines.pig import two_player_optimum
 from baselines.readme import replace_section
-from baselines.solvers import evaluate_linear
+from baselines.solvers import PolicySystem
 from dice_envs import make_model
 from dice_envs.tables import build_tables
 
@@ -208,7 +208,8 @@ def bench_evaluations() -> list[dict]:
         print(f"evaluate {name}: {score.seconds:.3f} s", flush=True)
     actions = score.actions
     start = time.perf_counter()
-    values = evaluate_linear(tables, actions)
+    matrix, rewards = tables.policy_matrix(actions)
+    values = PolicySystem(matrix).solve(rewards)  # a fresh factorisation, none cached
     ordered = time.perf_counter() - start
     import scipy.sparse as sp
     import scipy.sparse.linalg as spla

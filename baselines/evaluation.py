@@ -66,7 +66,9 @@ def policy_actions(policy, mdp: TabularMDP, *, obs_transform=None) -> np.ndarray
       entries; floats are accepted where they are whole numbers);
     - a mapping from observation (int, or tuple of ints) to action, with every reachable
       observation among its keys;
-    - a callable taking the observation as the env returns it (an int, or an int64 array).
+    - a callable taking the observation as the env returns it (an int, or an int64 array);
+      one with a `batch` attribute (the named heuristics) is called once on the whole (n,) or
+      (n, d) batch of observations instead.
 
     `obs_transform`: for a model or callable trained through an observation wrapper (a one-hot
     or normalised encoding, say). It is called once on the batch of every reachable observation
@@ -81,8 +83,7 @@ def policy_actions(policy, mdp: TabularMDP, *, obs_transform=None) -> np.ndarray
     Raises ValueError, naming the problem, when the policy does not fit the game, and TypeError
     when it is none of the above.
     """
-    observations = mdp.observations
-    scalar = isinstance(observations[0], int)
+    scalar = mdp.observation_array.shape[1] == 1
     if isinstance(policy, str):
         raise TypeError(
             f"policy_actions cannot resolve the policy name {policy!r}: pass the name to "
@@ -118,14 +119,17 @@ def policy_actions(policy, mdp: TabularMDP, *, obs_transform=None) -> np.ndarray
         raw = _table_actions(policy, mdp)
     elif isinstance(policy, Mapping):
         raw = _mapping_actions(policy, mdp)
+    elif callable(policy) and callable(getattr(policy, "batch", None)) and obs_transform is None:
+        # A rule with a batch form (the named heuristics): one call for every observation.
+        raw = policy.batch(_observation_batch(mdp, None))
     elif callable(policy):
         if obs_transform is not None:
             batch = _observation_batch(mdp, obs_transform)
             raw = [policy(row) for row in batch]
         elif scalar:
-            raw = [policy(obs) for obs in observations]
+            raw = [policy(obs) for obs in mdp.observations]
         else:
-            raw = [policy(np.array(obs, dtype=np.int64)) for obs in observations]
+            raw = [policy(np.array(obs, dtype=np.int64)) for obs in mdp.observations]
     else:
         raise TypeError(
             "policy must be a callable, a numpy table, a mapping, or have SB3's predict; "
@@ -138,7 +142,7 @@ def policy_actions(policy, mdp: TabularMDP, *, obs_transform=None) -> np.ndarray
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"the policy chose action {actions[i]} for observation {observations[i]}; "
+            f"the policy chose action {actions[i]} for observation {mdp.observations[i]}; "
             f"actions are 0..{mdp.num_actions - 1}"
         )
     return actions.astype(np.int64)
@@ -155,7 +159,7 @@ def _game_name(mdp: TabularMDP) -> str:
         if layer is None:
             continue
         for env_id, game in GAMES.items():
-            entry = game[1] if isinstance(game, tuple) else getattr(game, "model", None)
+            entry = game.model
             try:
                 if isinstance(entry, str):
                     module, _, name = entry.partition(":")
@@ -204,7 +208,8 @@ def _check_observation_space(policy, mdp: TabularMDP) -> None:
 
 def _observation_batch(mdp: TabularMDP, obs_transform) -> np.ndarray:
     """Every reachable observation as an int64 array, (n,) or (n, d), through `obs_transform`."""
-    batch = np.array(mdp.observations, dtype=np.int64)
+    batch = mdp.observation_array
+    batch = batch[:, 0] if batch.shape[1] == 1 else batch
     if obs_transform is None:
         return batch
     transformed = np.asarray(obs_transform(batch))
@@ -224,8 +229,7 @@ def _table_actions(table: np.ndarray, mdp: TabularMDP) -> np.ndarray:
             f"policy table has shape {table.shape}; {_game_name(mdp)} observations need shape "
             f"{grid} with these arguments (a table of actions indexed by the observation)"
         )
-    batch = np.array(mdp.observations, dtype=np.int64).reshape(len(mdp.observations), -1)
-    entries = table[tuple(batch.T)]
+    entries = table[tuple(mdp.observation_array.T)]
     if np.issubdtype(entries.dtype, np.integer):
         return entries
     if np.issubdtype(entries.dtype, np.floating):

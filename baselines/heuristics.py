@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import numpy as np
+
 from dice_envs import make_model
 from dice_envs.games.d20_rounds import REROLL, TAKE, D20Rounds
 from dice_envs.games.pig import keep_pace_rolls
@@ -16,6 +18,17 @@ from dice_envs.games.sum_avoid import ROLL, STOP, SumAvoid
 from dice_envs.games.two_player import Fold
 
 Policy = Callable[[object], int]
+
+
+class Rule:
+    """A hand-written policy: `rule(obs) -> action`, and `rule.batch(observations)` for a
+    whole (n,) or (n, d) int array at once (exact evaluation calls that once)."""
+
+    def __init__(self, single: Policy, batch: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.single, self.batch = single, batch
+
+    def __call__(self, obs) -> int:
+        return self.single(obs)
 
 
 def stop_at(threshold: int) -> Policy:
@@ -77,12 +90,20 @@ def take_above(limit: int) -> Callable[[D20Rounds], Policy]:
 # Pig. The observation is (own score, opponent score, turn total); 0 hold, 1 roll.
 def pig_hold_at(threshold: int) -> Policy:
     """Hold once the turn total reaches `threshold` (Neller's "hold at 20" for 20)."""
-    return lambda obs: int(int(obs[2]) < threshold)
+    return Rule(
+        lambda obs: int(int(obs[2]) < threshold),
+        lambda batch: (batch[:, 2] < threshold).astype(np.int64),
+    )
 
 
 def pig_table(table) -> Policy:
     """Play a roll-decision table [own, other, turn] (turn total 0 always rolls)."""
-    return lambda obs: int(int(obs[2]) == 0 or bool(table[int(obs[0]), int(obs[1]), int(obs[2])]))
+    return Rule(
+        lambda obs: int(int(obs[2]) == 0 or bool(table[int(obs[0]), int(obs[1]), int(obs[2])])),
+        lambda batch: ((batch[:, 2] == 0) | table[batch[:, 0], batch[:, 1], batch[:, 2]]).astype(
+            np.int64
+        ),
+    )
 
 
 def _pig(name: str, model: Fold) -> Policy | None:

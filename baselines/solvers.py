@@ -233,8 +233,8 @@ def evaluate_linear(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
 
     Raises ValueError if the policy can cycle forever (the system is then singular).
     """
-    _matrix, rewards = mdp.policy_matrix(actions)
-    values = _factor(mdp, actions).solve(rewards)
+    matrix, rewards = mdp.policy_matrix(actions)
+    values = _factor(mdp, actions, matrix).solve(rewards)
     if not np.all(np.isfinite(values)):
         raise ValueError("the policy never ends the game from some state (singular system)")
     return values
@@ -293,9 +293,7 @@ class PolicySystem:
             hi = max(hi, lo + 1)
             block = sp.identity(hi - lo, format="csr") - permuted[lo:hi, lo:hi]
             try:
-                # A CSR matrix's transpose is CSC without a copy: factor (I - P)^T and solve
-                # with the transposes swapped.
-                lu = spla.splu(block.T.tocsc(), permc_spec="NATURAL")
+                lu = spla.splu(block.tocsc(), permc_spec="NATURAL")
             except RuntimeError as error:  # "Factor is exactly singular"
                 raise ValueError(
                     "the policy never ends the game from some state (singular system)"
@@ -312,18 +310,20 @@ class PolicySystem:
         if not transpose:  # from the end of the game back to the start
             for lo, hi, lu in self.chunks:
                 inflow = self.matrix[lo:hi] @ x  # x is 0 from lo on: the chunks already done
-                x[lo:hi] = lu.solve(rhs[lo:hi] + inflow, trans="T")
+                x[lo:hi] = lu.solve(rhs[lo:hi] + inflow)
         else:  # from the start forward: mass flows from later chunks to earlier ones
             inflow = np.zeros(self.n)
             for lo, hi, lu in reversed(self.chunks):
-                x[lo:hi] = lu.solve(rhs[lo:hi] + inflow[lo:hi], trans="N")
+                x[lo:hi] = lu.solve(rhs[lo:hi] + inflow[lo:hi], trans="T")
                 inflow[:lo] += self.matrix[lo:hi, :lo].T @ x[lo:hi]
         solution = np.empty(self.n)
         solution[self.order] = x
         return solution
 
 
-def _factor(mdp: TabularMDP, actions: np.ndarray) -> PolicySystem:
+def _factor(
+    mdp: TabularMDP, actions: np.ndarray, matrix: sp.csr_matrix | None = None
+) -> PolicySystem:
     """The policy's factorisation, kept on the tables for the last policy (evaluating a
     policy and counting its visits share one LU)."""
     actions = np.asarray(actions)
@@ -331,7 +331,7 @@ def _factor(mdp: TabularMDP, actions: np.ndarray) -> PolicySystem:
     cached = getattr(mdp, "_policy_system", None)
     if cached is not None and cached[0] == key:
         return cached[1]
-    system = PolicySystem(mdp.policy_matrix(actions)[0])
+    system = PolicySystem(mdp.policy_matrix(actions)[0] if matrix is None else matrix)
     mdp._policy_system = (key, system)
     return system
 
