@@ -232,6 +232,7 @@ class Fold:
         self.face_probs = getattr(model, "face_probs", None)
         self._all_actions = tuple(range(model.num_actions))
         self._sampler = getattr(model, "sample_step", None)
+        self._to_move = model.to_move
         self._opponent_choices: dict[State, int | list[float]] = {}
         # A model may play a whole turn at once (faces thrown as its one event key).
         self._turn_sampler = getattr(model, "sample_turn", None)
@@ -378,10 +379,10 @@ class Fold:
         `uniform()`; the info lists what each side threw (the opponent's keys get the prefix
         "opponent_")."""
         if self._over and state in self._over:
-            return state, self._over[state], True, self._events({}, self._nothing_thrown())
+            return state, self._over[state], True, self._events({}, None)
         state, reward, terminal, info = (self._sampler or self._step)(state, action, uniform)
-        if terminal or self.model.to_move(state) == AGENT:
-            return state, reward, terminal, self._events(info, self._nothing_thrown())
+        if terminal or self._to_move(state) == AGENT:
+            return state, reward, terminal, self._events(info, None)
         state, more, terminal, theirs = self.play_opponent(state, uniform)
         return state, reward + more, terminal, self._events(info, theirs)
 
@@ -415,10 +416,12 @@ class Fold:
     def _nothing_thrown(self) -> dict:
         return {theirs_key: [] for _key, theirs_key in self._event_pairs}
 
-    def _events(self, info: dict, theirs: dict) -> dict:
-        for key, _theirs_key in self._event_pairs:
-            theirs[key] = info.get(key, [])
-        return theirs
+    def _events(self, info: dict, theirs: dict | None) -> dict:
+        events = {}
+        for key, theirs_key in self._event_pairs:
+            events[key] = info.get(key, [])
+            events[theirs_key] = theirs[theirs_key] if theirs else []
+        return events
 
     def sample_start(self, uniform: Callable[[], float]) -> tuple[State, dict]:
         """A start position; when the opponent starts, its first turn is played die by die."""
@@ -428,7 +431,7 @@ class Fold:
         if agent_first is None:
             agent_first = uniform() < 0.5
         if agent_first:
-            return state, self._events({}, self._nothing_thrown())
+            return state, self._events({}, None)
         state, reward, terminal, theirs = self.play_opponent(self.model.swap_seats(state), uniform)
         if terminal:
             self._over.setdefault(state, reward)
