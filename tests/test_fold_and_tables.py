@@ -154,9 +154,9 @@ def test_batch_rules_equal_the_rules():
 class CoinRun:
     """A toy game: bank your pot (stop) or flip a fair coin: heads adds 1, tails loses the pot.
 
-    The pot is capped at 4 (then it is banked). Hand-solved: flipping beats banking while
-    the pot is below 1... V(p) = max(p, (V(p + 1)) / 2), V(4) = 4: V(3) = 3, V(2) = 2,
-    V(1) = 1, V(0) = 0.5.
+    A pot of 4 is banked at once. Hand-solved with V(p) = max(p, V(p + 1) / 2) and V(4) = 4:
+    V(3) = max(3, 2) = 3, V(2) = max(2, 1.5) = 2, V(1) = max(1, 1) = 1, V(0) = max(0, 0.5)
+    = 0.5; always flipping is worth 4 / 16 = 0.25.
     """
 
     num_actions = 2
