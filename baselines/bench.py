@@ -209,7 +209,7 @@ def bench_evaluations() -> list[dict]:
     actions = score.actions
     start = time.perf_counter()
     matrix, rewards = tables.policy_matrix(actions)
-    values = PolicySystem(matrix).solve(rewards)  # a fresh factorisation, none cached
+    values = PolicySystem.of_matrix(matrix).solve(rewards)  # a fresh factorisation
     ordered = time.perf_counter() - start
     import scipy.sparse as sp
     import scipy.sparse.linalg as spla

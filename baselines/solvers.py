@@ -233,8 +233,7 @@ def evaluate_linear(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
 
     Raises ValueError if the policy can cycle forever (the system is then singular).
     """
-    matrix, rewards = mdp.policy_matrix(actions)
-    values = _factor(mdp, actions, matrix).solve(rewards)
+    values = _factor(mdp, actions).solve(mdp.policy_rewards(actions))
     if not np.all(np.isfinite(values)):
         raise ValueError("the policy never ends the game from some state (singular system)")
     return values
@@ -245,61 +244,81 @@ def occupancy(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
     return _factor(mdp, actions).solve(mdp.initial, transpose=True)
 
 
+def block_order(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+    """An order of the states for `PolicySystem`, and each state's level.
+
+    Levels are those of the strongly connected components of P: the longest path to the end
+    of the game. The order runs from the end back to the start (levels ascending), so that
+    I - P is block lower triangular; within a level, later-found states come first, so that a
+    component's entry (a Pig turn's start, found first and reached from every state of the
+    turn) comes last, which keeps LU fill small.
+    """
+    n = matrix.shape[0]
+    count, component = connected_components(matrix, directed=True, connection="strong")
+    rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(matrix.indptr))
+    source, target = component[rows], component[matrix.indices]
+    del rows
+    between = source != target
+    condensed = sp.csr_matrix(
+        (np.ones(int(between.sum()), np.int8), (source[between], target[between])),
+        shape=(count, count),
+    )
+    del source, target, between
+    level = longest_path_levels(condensed)[component]  # a condensation has no cycle
+    return np.lexsort((-np.arange(n), level)), level
+
+
 class PolicySystem:
     """I - P for one policy, ready to solve, in pieces along the game.
 
-    The states are ordered by the strongly connected components of P, from the end of the
-    game back to its start (the longest path to the end, as levels), so that I - P is block
-    lower triangular. Consecutive levels are grouped into chunks of about `CHUNK` states; each
-    chunk gets its own sparse LU (fill stays inside the components, a Pig turn say), and a
-    solve runs chunk by chunk, each taking the values of the chunks it leads to. Peak memory
-    is one chunk's LU. Exact up to float round-off; a singular system (a policy that never
-    ends the game) raises ValueError.
+    With the states in `block_order`, I - P is block lower triangular. Consecutive levels are
+    grouped into chunks of about `CHUNK` states; each chunk gets its own sparse LU (fill stays
+    inside the components, a Pig turn say), and a solve runs chunk by chunk, each taking the
+    values of the chunks it leads to. Peak memory is about one copy of P and the chunks' LU.
+    Exact up to float round-off; a singular system (a policy that never ends the game) raises
+    ValueError.
     """
 
     CHUNK = 40_000
 
-    def __init__(self, matrix: sp.csr_matrix) -> None:
-        n = matrix.shape[0]
-        self.n = n
+    def __init__(self, permuted: sp.csr_matrix, order: np.ndarray, level: np.ndarray) -> None:
+        """`permuted`: P with rows and columns in `order`; `level`: each state's level."""
+        n = permuted.shape[0]
+        self.n, self.order, self.matrix = n, order, permuted
         self.chunks: list[tuple[int, int, object]] = []
-        if n == 0:
-            return
-        count, component = connected_components(matrix, directed=True, connection="strong")
-        rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(matrix.indptr))
-        source, target = component[rows], component[matrix.indices]
-        del rows
-        between = source != target
-        condensed = sp.csr_matrix(
-            (np.ones(int(between.sum()), np.int8), (source[between], target[between])),
-            shape=(count, count),
-        )
-        del source, target, between
-        level = longest_path_levels(condensed)[component]  # a condensation has no cycle
-        del component, condensed
-        self.order = np.argsort(level, kind="stable")
-        level = level[self.order]
-        permuted = matrix[self.order]  # rows in the new order; columns renamed in place
-        renamed = np.empty(n, dtype=permuted.indices.dtype)
-        renamed[self.order] = np.arange(n, dtype=permuted.indices.dtype)
-        permuted.indices = renamed[permuted.indices]
-        permuted.has_sorted_indices = False
-        self.matrix = permuted
-        starts = np.flatnonzero(np.diff(level, prepend=-1))  # first state of each level
+        starts = np.flatnonzero(np.diff(level[order], prepend=-1))  # each level's first state
         lo = 0
         while lo < n:
             first = np.searchsorted(starts, lo + self.CHUNK, side="left")
-            hi = int(starts[first]) if first < len(starts) else n
-            hi = max(hi, lo + 1)
+            hi = max(int(starts[first]) if first < len(starts) else n, lo + 1)
             block = sp.identity(hi - lo, format="csr") - permuted[lo:hi, lo:hi]
             try:
-                lu = spla.splu(block.tocsc(), permc_spec="NATURAL")
+                # Factor the transpose (a CSR matrix's transpose is CSC): less fill here.
+                lu = spla.splu(block.T.tocsc(), permc_spec="NATURAL")
             except RuntimeError as error:  # "Factor is exactly singular"
                 raise ValueError(
                     "the policy never ends the game from some state (singular system)"
                 ) from error
             self.chunks.append((lo, hi, lu))
             lo = hi
+
+    @classmethod
+    def of_matrix(cls, matrix: sp.csr_matrix) -> PolicySystem:
+        order, level = block_order(matrix)
+        permuted = matrix[order]  # rows in the new order; columns renamed
+        renamed = np.empty(len(order), dtype=permuted.indices.dtype)
+        renamed[order] = np.arange(len(order), dtype=permuted.indices.dtype)
+        permuted.indices = renamed[permuted.indices]
+        permuted.has_sorted_indices = False
+        return cls(permuted, order, level)
+
+    @classmethod
+    def of_policy(cls, tables: TabularMDP, actions: np.ndarray) -> PolicySystem:
+        """The system of `actions` on `tables`, holding one copy of P at a time."""
+        matrix, _ = tables.policy_matrix(actions)
+        order, level = block_order(matrix)
+        del matrix
+        return cls(tables.policy_matrix(actions, order=order)[0], order, level)
 
     def solve(self, rhs: np.ndarray, transpose: bool = False) -> np.ndarray:
         """x with (I - P) x = rhs, or (I - P)^T x = rhs."""
@@ -310,20 +329,18 @@ class PolicySystem:
         if not transpose:  # from the end of the game back to the start
             for lo, hi, lu in self.chunks:
                 inflow = self.matrix[lo:hi] @ x  # x is 0 from lo on: the chunks already done
-                x[lo:hi] = lu.solve(rhs[lo:hi] + inflow)
+                x[lo:hi] = lu.solve(rhs[lo:hi] + inflow, trans="T")
         else:  # from the start forward: mass flows from later chunks to earlier ones
             inflow = np.zeros(self.n)
             for lo, hi, lu in reversed(self.chunks):
-                x[lo:hi] = lu.solve(rhs[lo:hi] + inflow[lo:hi], trans="T")
+                x[lo:hi] = lu.solve(rhs[lo:hi] + inflow[lo:hi], trans="N")
                 inflow[:lo] += self.matrix[lo:hi, :lo].T @ x[lo:hi]
         solution = np.empty(self.n)
         solution[self.order] = x
         return solution
 
 
-def _factor(
-    mdp: TabularMDP, actions: np.ndarray, matrix: sp.csr_matrix | None = None
-) -> PolicySystem:
+def _factor(mdp: TabularMDP, actions: np.ndarray) -> PolicySystem:
     """The policy's factorisation, kept on the tables for the last policy (evaluating a
     policy and counting its visits share one LU)."""
     actions = np.asarray(actions)
@@ -331,7 +348,10 @@ def _factor(
     cached = getattr(mdp, "_policy_system", None)
     if cached is not None and cached[0] == key:
         return cached[1]
-    system = PolicySystem(mdp.policy_matrix(actions)[0] if matrix is None else matrix)
+    if mdp.num_states == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return PolicySystem(sp.csr_matrix((0, 0)), empty, empty)
+    system = PolicySystem.of_policy(mdp, actions)
     mdp._policy_system = (key, system)
     return system
 

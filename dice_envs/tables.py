@@ -193,13 +193,28 @@ class Tables:
         future = (self.live_matrix @ self.extended(values)).reshape(-1, self.num_actions)
         return self.expected_rewards + future
 
-    def policy_matrix(self, actions: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
-        """Transition matrix and expected rewards of a deterministic policy."""
+    def policy_matrix(
+        self, actions: np.ndarray, order: np.ndarray | None = None
+    ) -> tuple[sp.csr_matrix, np.ndarray]:
+        """Transition matrix and expected rewards of a deterministic policy; with `order`, the
+        states (rows and columns) in that order."""
         n = self.num_states
-        rows = np.arange(n) * self.num_actions + np.asarray(actions)
-        matrix = self.live_matrix[rows][:, :n].tocsr()
+        states = np.arange(n) if order is None else np.asarray(order)
+        rows = states * self.num_actions + np.asarray(actions)[states]
+        matrix = self.live_matrix[rows]
+        if order is not None:  # rename the columns, keeping the final outcomes' column n
+            renamed = np.full(n + 1, n, dtype=matrix.indices.dtype)
+            renamed[states] = np.arange(n, dtype=matrix.indices.dtype)
+            matrix.indices = renamed[matrix.indices]
+            matrix.has_sorted_indices = False
+        matrix = matrix[:, :n].tocsr()
         matrix.sum_duplicates()
         return matrix, self.expected_rewards.reshape(-1)[rows]
+
+    def policy_rewards(self, actions: np.ndarray) -> np.ndarray:
+        """The expected immediate reward of a deterministic policy in each state."""
+        rows = np.arange(self.num_states) * self.num_actions + np.asarray(actions)
+        return self.expected_rewards.reshape(-1)[rows]
 
 
 def build_tables(model: GameModel, builder: str = "auto") -> Tables:
@@ -309,7 +324,7 @@ def _build_vectorised(model) -> Tables:
             np.concatenate([p[i] for p in parts])[order] for i in range(1, 5)
         )
         next_keys = keys.encode(nxt)
-        columns.append([prob, next_keys.astype(keys.dtype), reward, terminal])
+        columns.append([prob, next_keys.astype(keys.dtype), _compact(reward), terminal])
         frontier = seen.add_new(next_keys[~terminal])
     state_keys = np.concatenate(found)
     n = len(state_keys)
