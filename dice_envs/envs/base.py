@@ -79,7 +79,8 @@ class DiceEnv(gym.Env):
 
     def _draw(self, table):
         bounds, items = table
-        return items[bisect_right(bounds, self.np_random.random())]
+        # `_np_random` is set once reset() ran (steps come after it); the property would check.
+        return items[bisect_right(bounds, self._np_random.random())]
 
     def _observe(self, state: State):
         obs = self.model.observation(state)
@@ -98,6 +99,7 @@ class DiceEnv(gym.Env):
         if options is not None and (not isinstance(options, dict) or set(options) - {"state"}):
             raise ValueError(f"reset options may only hold the key 'state', got {options!r}")
         super().reset(seed=seed)
+        self.np_random  # noqa: B018  (the property seeds `_np_random` if no seed came yet)
         info: dict = {}
         if options and options.get("state") is not None:
             state = self.model.validate_state(options["state"])
@@ -126,7 +128,7 @@ class DiceEnv(gym.Env):
         action = index
         if self._sample_step is not None:
             state, reward, terminal, info = self._sample_step(
-                self.state, action, self.np_random.random
+                self.state, action, self._np_random.random
             )
         else:
             key = (self.state, action)

@@ -10,6 +10,7 @@ import math
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 
 import numpy as np
 
@@ -106,8 +107,8 @@ class Pig:
     def initial_states(self) -> list[tuple[float, PigState]]:
         return [(1.0, (0, 0, 0, 0))]
 
-    def to_move(self, state: PigState) -> int:
-        return state[0]
+    # The player to move: the state's first field (a C-level getter: the env asks every step).
+    to_move = itemgetter(0)
 
     def swap_seats(self, state: PigState) -> PigState:
         mover, first, second, turn = state
@@ -146,15 +147,17 @@ class Pig:
         """One step with the die thrown: the same law as `transitions` (a chi-square test)."""
         mover, first, second, turn = state
         if action == HOLD and turn > 0:
-            return (1 - mover, *self._banked(state, turn), 0), 0.0, False, {"rolls": []}
+            if mover == 0:
+                return (1, first + turn, second, 0), 0.0, False, {"rolls": []}
+            return (0, first, second + turn, 0), 0.0, False, {"rolls": []}
         face = bisect_right(self._face_bounds, uniform()) + 1
         if face == 1:
             return (1 - mover, first, second, 0), 0.0, False, {"rolls": [face]}
-        own = first if mover == 0 else second
-        if own + turn + face >= self.goal:
-            final = (mover, *self._banked(state, self.goal - own), 0)
+        turn += face
+        if (first if mover == 0 else second) + turn >= self.goal:
+            final = (0, self.goal, second, 0) if mover == 0 else (1, first, self.goal, 0)
             return final, float(mover == 0), True, {"rolls": [face]}
-        return (mover, first, second, turn + face), 0.0, False, {"rolls": [face]}
+        return (mover, first, second, turn), 0.0, False, {"rolls": [face]}
 
     def sample_turn(
         self,
@@ -179,14 +182,16 @@ class Pig:
             if choice.__class__ is not int:
                 choice = bisect_right(choice, uniform())
             if choice == HOLD and turn > 0:
-                return (1 - mover, *self._banked(state, turn), 0), 0.0, False, faces
+                if mover == 0:
+                    return (1, first + turn, second, 0), 0.0, False, faces
+                return (0, first, second + turn, 0), 0.0, False, faces
             face = bisect_right(bounds, uniform()) + 1
             faces.append(face)
             if face == 1:
                 return (1 - mover, first, second, 0), 0.0, False, faces
             turn += face
             if own + turn >= goal:
-                final = (mover, *self._banked(state, goal - own), 0)
+                final = (0, goal, second, 0) if mover == 0 else (1, first, goal, 0)
                 return final, float(mover == 0), True, faces
 
     # -- the same rules for a batch of states (the fast table builder; a test holds them equal)
@@ -278,9 +283,12 @@ class Pig:
 
     # -- views ---------------------------------------------------------------------------------
     def observation(self, state: PigState, player: int) -> tuple[int, int, int]:
-        if player == 0:
-            return state[1:]
-        return (state[2], state[1], state[3])
+        return self.observer(player)(state)
+
+    @staticmethod
+    def observer(player: int) -> Callable[[PigState], tuple[int, int, int]]:
+        """`observation(., player)` as one fast callable (the env calls it every step)."""
+        return itemgetter(1, 2, 3) if player == 0 else itemgetter(2, 1, 3)
 
     def state_of(self, observation: object, player: int) -> PigState:
         try:

@@ -232,16 +232,25 @@ class Fold:
         self.face_probs = getattr(model, "face_probs", None)
         self._all_actions = tuple(range(model.num_actions))
         self._sampler = getattr(model, "sample_step", None)
+        self._one_step = self._sampler or self._step
         self._to_move = model.to_move
         self._opponent_choices: dict[State, int | list[float]] = {}
-        # A model may play a whole turn at once (faces thrown as its one event key).
-        self._turn_sampler = getattr(model, "sample_turn", None)
         self._event_pairs = tuple(
             (key, "opponent_" + key) for key in getattr(model, "event_keys", ())
         )
+        self._single_event = self._event_pairs[0] if len(self._event_pairs) == 1 else None
+        # A model may play a whole turn at once (what it threw being its one event key).
+        self._turn_sampler = getattr(model, "sample_turn", None) if self._single_event else None
         self._exits: dict[State, list[Transition]] = {}
         self._over: dict[State, float] = {}  # games the opponent ended before the agent moved
         self._start = self._initial_states()
+        # Fast paths the env calls every step: the model's own answers where they are the
+        # fold's (no game ends before the agent moves), and its observer of seat 0.
+        if not self._over:
+            self.legal_actions = model.legal_actions  # type: ignore[method-assign]
+        observer = getattr(model, "observer", None)
+        if observer is not None:
+            self.observation = observer(AGENT)  # type: ignore[method-assign]
         self.batchable = hasattr(model, "batch_transitions")
         if self.batchable:
             self.state_bounds = model.state_bounds
@@ -380,9 +389,15 @@ class Fold:
         "opponent_")."""
         if self._over and state in self._over:
             return state, self._over[state], True, self._events({}, None)
-        state, reward, terminal, info = (self._sampler or self._step)(state, action, uniform)
+        state, reward, terminal, info = self._one_step(state, action, uniform)
         if terminal or self._to_move(state) == AGENT:
             return state, reward, terminal, self._events(info, None)
+        if self._turn_sampler is not None:  # the model plays the opponent's whole turn
+            state, more, terminal, faces = self._turn_sampler(
+                state, self._opponent_choices, self._choice, uniform
+            )
+            key, theirs_key = self._single_event
+            return state, reward + more, terminal, {key: info.get(key, []), theirs_key: faces}
         state, more, terminal, theirs = self.play_opponent(state, uniform)
         return state, reward + more, terminal, self._events(info, theirs)
 
@@ -417,6 +432,9 @@ class Fold:
         return {theirs_key: [] for _key, theirs_key in self._event_pairs}
 
     def _events(self, info: dict, theirs: dict | None) -> dict:
+        if self._single_event is not None:
+            key, theirs_key = self._single_event
+            return {key: info.get(key, []), theirs_key: theirs[theirs_key] if theirs else []}
         events = {}
         for key, theirs_key in self._event_pairs:
             events[key] = info.get(key, [])
