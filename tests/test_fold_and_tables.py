@@ -208,3 +208,56 @@ def test_import_contract_holds():
     run = subprocess.run([str(lint)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "2 kept, 0 broken" in run.stdout
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"goal": 8, "agent_starts": False}, {"goal": 12, "opponent": "hold-at-4"}]
+)
+def test_reset_draws_the_folded_start_distribution(kwargs):
+    """reset() plays the opponent's first turn action by action; chi-square against the
+    fold's exact start distribution."""
+    from scipy.stats import chisquare
+
+    model = make_model("dice_envs/Pig-v0", **kwargs)
+    expected = Counter()
+    for p, state in model.initial_states():
+        expected[model.observation(state)] += p
+    env = gym.make("dice_envs/Pig-v0", **kwargs)
+    draws = 4000
+    observed = Counter(tuple(int(v) for v in env.reset(seed=seed)[0]) for seed in range(draws))
+    assert set(observed) <= set(expected)
+    keys = list(expected)
+    result = chisquare([observed[k] for k in keys], [expected[k] * draws for k in keys])
+    assert result.pvalue > 1e-4
+
+
+class PigStepwise(Pig):
+    """Pig without its whole-turn sampler: the fold plays turns step by step."""
+
+    sample_turn = None
+
+
+@pytest.mark.parametrize("stepwise", [False, True], ids=["whole-turns", "step-by-step"])
+def test_both_samplers_of_the_opponents_turn_follow_the_fold(stepwise):
+    """The env's draws after a hold (the opponent's whole turn) against the fold's exact
+    outcomes, with the model's whole-turn sampler and with the generic step-by-step loop."""
+    from scipy.stats import chisquare
+
+    from dice_envs.envs.base import DiceEnv
+
+    game = (PigStepwise if stepwise else Pig)(goal=12)
+    fold = Fold(game, "hold-at-4", agent_starts=False)
+    env = DiceEnv(fold)
+    env.reset(seed=0)
+    for obs in [(3, 5, 4), (0, 9, 2)]:
+        state = fold.validate_state(obs)
+        expected = outcomes(fold, state, 0, fold.observation)
+        observed = Counter()
+        for _ in range(3000):
+            env.reset(options={"state": obs})
+            next_obs, reward, terminal, _, _ = env.step(0)
+            observed[(tuple(int(v) for v in next_obs), reward, terminal)] += 1
+        keys = list(expected)
+        assert set(observed) <= set(keys)
+        result = chisquare([observed[k] for k in keys], [expected[k] * 3000 for k in keys])
+        assert result.pvalue > 1e-4, (obs, observed, expected)
