@@ -5,18 +5,21 @@ Gymnasium's own toy-text envs.
 
 Env speed is measured on unwrapped envs with random actions (`action_space.sample()`), resetting
 at each episode end, the envs taking turns over several repeats in the same run; the best repeat
-of each counts, and ratios are against FrozenLake-v1 in that same run. The "before" columns are
-the numbers the code before the two-player refactor measured on this machine
-(docs/bench_before.json, written by its `make bench`).
+of each counts, and ratios are against FrozenLake-v1 in that same run. The "before" columns
+come from the same run too: the code of `--before-rev` (default: the commit before the
+two-player refactor), checked out into a temporary git worktree, runs its own benchmark
+functions in a subprocess right after ours.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -287,8 +290,57 @@ def bench_envs(steps: int, repeats: int) -> list[dict]:
     ]
 
 
-def _before(path: Path) -> dict:
-    return json.loads(path.read_text()) if path.exists() else {}
+BEFORE_REV = "0ef83cf"
+# Runs the older code's own benchmark functions (their names have not changed).
+BEFORE_SCRIPT = """
+import json, sys
+from baselines.bench import bench_envs, bench_solves, bench_two_player
+skip_slow, steps, repeats = sys.argv[1] == "1", int(sys.argv[2]), int(sys.argv[3])
+solves = bench_two_player() + bench_solves(skip_slow)
+print(json.dumps({"solves": solves, "envs": bench_envs(steps, repeats)}))
+"""
+
+
+def _before(rev: str, skip_slow: bool, steps: int, repeats: int) -> dict:
+    """The benchmark of the code at `rev`, measured now on this machine ({} if it fails)."""
+    if not rev:
+        return {}
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as scratch:
+        tree = Path(scratch) / "before"
+        try:
+            subprocess.run(
+                ["git", "-C", str(root), "worktree", "add", "--detach", str(tree), rev],
+                check=True,
+                capture_output=True,
+            )
+        except (subprocess.CalledProcessError, FileNotFoundError) as error:
+            print(f"no 'before' columns: {error}", flush=True)
+            return {}
+        try:
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    BEFORE_SCRIPT,
+                    str(int(skip_slow)),
+                    str(steps),
+                    str(repeats),
+                ],
+                cwd=tree,
+                env={**os.environ, "PYTHONPATH": str(tree)},
+                capture_output=True,
+                text=True,
+            )
+        finally:
+            subprocess.run(
+                ["git", "-C", str(root), "worktree", "remove", "--force", str(tree)],
+                capture_output=True,
+            )
+    if done.returncode != 0:
+        print(f"no 'before' columns: {done.stderr.strip()[-300:]}", flush=True)
+        return {}
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _before_time(before: dict, row: dict) -> str:
@@ -307,12 +359,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--skip-slow", action="store_true", help="skip the 1-minute generic solve")
     parser.add_argument("--out", type=Path, default=Path("docs"))
-    parser.add_argument("--before", type=Path, default=Path("docs/bench_before.json"))
+    parser.add_argument(
+        "--before-rev", default=BEFORE_REV, help="the code to compare with ('' for none)"
+    )
     args = parser.parse_args(argv)
-    before = _before(args.before)
     pig = bench_tables(args.skip_slow) + bench_evaluations() + bench_cli()
     solves = bench_two_player() + bench_solves(args.skip_slow)
     envs = bench_envs(args.steps, args.repeats)
+    before = _before(args.before_rev, args.skip_slow, args.steps, args.repeats)
     pig_rows = [
         [
             r["what"],
@@ -357,8 +411,8 @@ def main(argv: list[str] | None = None) -> int:
         "### Pig at goal 100 against hold-at-20: tables, exact evaluation, the CLI\n\n"
         + markdown_table(["what", "states", "value", "time", "peak memory"], pig_rows)
         + "\n\n### Solve times (a generic solve includes building its tables; a specialised"
-        " one does not, its tables being built only to measure the residual; 'before' from the"
-        " code before the two-player refactor, whose times included enumerating the model)\n\n"
+        f" one does not, its tables being built only to measure the residual; 'before': the code"
+        f" of {args.before_rev} in the same run, whose times include enumerating the model)\n\n"
         + markdown_table(
             [
                 "id",

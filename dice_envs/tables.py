@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from array import array
+from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -473,7 +474,9 @@ def longest_path_levels(graph: sp.csr_matrix) -> np.ndarray | None:
     """Longest path from each node to a sink, or None if the graph has a cycle.
 
     Kahn's algorithm in rounds: round r removes every node whose successors are all gone,
-    and those are exactly the nodes whose longest path to a sink has r edges.
+    and those are exactly the nodes whose longest path to a sink has r edges. Each round is
+    one set of array operations, which pays when rounds are few and wide; long thin graphs
+    (many rounds) go node by node instead (`_levels_node_by_node`, the same result).
     """
     n = graph.shape[0]
     graph = graph.tocsr()
@@ -483,6 +486,8 @@ def longest_path_levels(graph: sp.csr_matrix) -> np.ndarray | None:
     if n and not (out_degree == 0).any():
         return None  # no sink: a cycle
     predecessors = graph.tocsc()
+    if graph.nnz < WIDE_GRAPH_EDGES:
+        return _levels_node_by_node(predecessors, out_degree)
     levels = np.zeros(n, dtype=np.int64)
     ready = np.flatnonzero(out_degree == 0)
     done, level = 0, 0
@@ -500,3 +505,29 @@ def longest_path_levels(graph: sp.csr_matrix) -> np.ndarray | None:
         ready = touched[out_degree[touched] == 0]
         level += 1
     return levels if done == n else None
+
+
+# Below this many edges, levels are found node by node (a round of array operations costs
+# tens of microseconds, too much for the thousands of thin rounds of a long chain).
+WIDE_GRAPH_EDGES = 2_000_000
+
+
+def _levels_node_by_node(predecessors: sp.csc_matrix, out_degree: np.ndarray):
+    n = len(out_degree)
+    degree = out_degree.tolist()
+    pred_ptr, pred_idx = predecessors.indptr.tolist(), predecessors.indices.tolist()
+    levels = [0] * n
+    ready = deque(i for i in range(n) if degree[i] == 0)
+    done = 0
+    while ready:
+        node = ready.popleft()
+        done += 1
+        level = levels[node] + 1
+        for k in range(pred_ptr[node], pred_ptr[node + 1]):
+            pred = pred_idx[k]
+            if levels[pred] < level:
+                levels[pred] = level
+            degree[pred] -= 1
+            if degree[pred] == 0:
+                ready.append(pred)
+    return np.array(levels, dtype=np.int64) if done == n else None

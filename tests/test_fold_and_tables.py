@@ -261,3 +261,30 @@ def test_both_samplers_of_the_opponents_turn_follow_the_fold(stepwise):
         assert set(observed) <= set(keys)
         result = chisquare([observed[k] for k in keys], [expected[k] * 3000 for k in keys])
         assert result.pvalue > 1e-4, (obs, observed, expected)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_both_level_algorithms_agree(seed, monkeypatch):
+    """Longest paths to a sink, by rounds of array operations and node by node, on random
+    graphs with and without cycles."""
+    import scipy.sparse as sp
+
+    import dice_envs.tables as tables_module
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    rows = rng.integers(0, n, 900)
+    cols = rng.integers(0, n, 900)
+    if seed % 2 == 0:  # a DAG: edges only towards lower numbers
+        rows, cols = np.maximum(rows, cols), np.minimum(rows, cols)
+        keep = rows != cols
+        rows, cols = rows[keep], cols[keep]
+    graph = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+    node_by_node = tables_module.longest_path_levels(graph)
+    monkeypatch.setattr(tables_module, "WIDE_GRAPH_EDGES", 0)
+    in_rounds = tables_module.longest_path_levels(graph)
+    if node_by_node is None:
+        assert in_rounds is None and seed % 2 == 1
+    else:
+        np.testing.assert_array_equal(node_by_node, in_rounds)
+        assert node_by_node.max() > 3
