@@ -77,6 +77,8 @@ class Tables:
         """The states (tuples for a vectorised build)."""
         if self.state_list is not None:
             return self.state_list
+        if self.state_array.shape[1] == 1:  # a model whose state is one number
+            return self.state_array[:, 0].tolist()
         return list(map(tuple, self.state_array.tolist()))
 
     def __repr__(self) -> str:
@@ -274,6 +276,13 @@ def _build(model: GameModel) -> Tables:
     )
 
 
+def _as_states(array: np.ndarray) -> list:
+    """Rows of a state array as model states: ints for one field, else tuples."""
+    if array.shape[1] == 1:
+        return array[:, 0].tolist()
+    return [tuple(row) for row in array.tolist()]
+
+
 def _compact(values: np.ndarray) -> np.ndarray:
     """float32 where that loses nothing (rewards such as 0 and 1), else float64."""
     single = values.astype(np.float32)
@@ -354,7 +363,7 @@ def _build_vectorised(model) -> Tables:
         prob,
         nexts,
         _compact(reward.astype(float, copy=False)),
-        [tuple(s) for s in keys.decode(terminal_keys).tolist()],
+        _as_states(keys.decode(terminal_keys)),
         "vectorised",
         state_array,
     )

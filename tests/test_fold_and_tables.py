@@ -77,21 +77,25 @@ def test_fold_equals_the_pig_model_it_replaced(goal, die, opponent, agent_starts
             )
 
 
+PIG, SUM_AVOID = "dice_envs/Pig-v0", "dice_envs/SumAvoid-v0"
 TABLE_CASES = [
-    {"goal": 2, "agent_starts": False},
-    {"goal": 9, "die_probs": (1 / 3,) * 3, "opponent": "random"},
-    {"goal": 15, "die_probs": LOADED, "opponent": "keep-pace", "agent_starts": True},
-    {"goal": 25, "opponent": "hold-at-20"},
-    {"goal": 25, "opponent": "optimal", "agent_starts": False},
-    {"goal": 20, "opponent": twelve_or_roll},
+    (PIG, {"goal": 2, "agent_starts": False}),
+    (PIG, {"goal": 9, "die_probs": (1 / 3,) * 3, "opponent": "random"}),
+    (PIG, {"goal": 15, "die_probs": LOADED, "opponent": "keep-pace", "agent_starts": True}),
+    (PIG, {"goal": 25, "opponent": "hold-at-20"}),
+    (PIG, {"goal": 25, "opponent": "optimal", "agent_starts": False}),
+    (PIG, {"goal": 20, "opponent": twelve_or_roll}),
+    (SUM_AVOID, {}),
+    (SUM_AVOID, {"N": 7, "sides": 4}),
+    (SUM_AVOID, {"N": 3, "sides": 8, "max_sum": 30}),
 ]
 
 
-@pytest.mark.parametrize("kwargs", TABLE_CASES, ids=str)
-def test_fast_tables_equal_the_generic_enumeration(kwargs):
-    model = make_model("dice_envs/Pig-v0", **kwargs)
+@pytest.mark.parametrize("env_id, kwargs", TABLE_CASES, ids=str)
+def test_fast_tables_equal_the_generic_enumeration(env_id, kwargs):
+    model = make_model(env_id, **kwargs)
     generic = build_tables(model, "generic")
-    fast = build_tables(make_model("dice_envs/Pig-v0", **kwargs), "vectorised")
+    fast = build_tables(make_model(env_id, **kwargs), "vectorised")
     assert (generic.builder, fast.builder) == ("generic", "vectorised")
     # The same states (matched by observation), legal actions and start distribution.
     perm = generic.indices_of(fast.observation_array)

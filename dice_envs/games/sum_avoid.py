@@ -6,6 +6,8 @@ cap S_max beyond which the player stops).
 
 from __future__ import annotations
 
+import numpy as np
+
 from dice_envs.games.base import Transition, check_int, uniform_die
 
 STOP, ROLL = 0, 1
@@ -81,6 +83,7 @@ class SumAvoid:
         self.face_probs = uniform_die(self.sides)
         # Sums seen after a roll reach at most max_sum + sides.
         self.observation_nvec = (self.max_sum + self.sides + 1,)
+        self.state_bounds = self.observation_nvec
 
     def __repr__(self) -> str:
         return f"SumAvoid(N={self.N}, sides={self.sides}, max_sum={self.max_sum})"
@@ -107,6 +110,29 @@ class SumAvoid:
             else:
                 outcomes.append(Transition(prob, total, 0.0, False))
         return outcomes
+
+    # The same rules for a batch of states (the fast table builder; a test holds them equal).
+    def batch_transitions(self, states: np.ndarray, action: int):
+        """(source row, probability, next state, reward, terminal) for `action` in each row of
+        `states` (an (n, 1) int array of sums)."""
+        total = states[:, 0]
+        count = len(total)
+        if action == STOP:
+            every = np.ones(count, dtype=bool)
+            return np.arange(count), np.ones(count), states.copy(), total.astype(float), every
+        source = np.repeat(np.arange(count), self.sides)
+        reached = total[source] + np.tile(np.arange(1, self.sides + 1), count)
+        bust = (reached > 0) & (reached % self.N == 0)
+        over = ~bust & (reached > self.max_sum)
+        prob = np.tile(np.asarray(self.face_probs), count)
+        reward = np.where(over, reached, 0).astype(float)
+        return source, prob, reached[:, None], reward, bust | over
+
+    def batch_legal(self, states: np.ndarray) -> np.ndarray:
+        return np.ones((len(states), 2), dtype=bool)
+
+    def batch_observation(self, states: np.ndarray) -> np.ndarray:
+        return states[:, :1]
 
     def observation(self, state: int) -> int:
         return state
