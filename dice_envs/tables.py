@@ -151,7 +151,7 @@ class Tables:
     def live_matrix(self) -> sp.csr_matrix:
         """(n * actions, n + 1) CSR over the outcome rows themselves: row s * actions + a holds
         the probabilities of moving from state s under action a to each non-terminal state,
-        and every final outcome in column n (give it the value 0 with `extended`)."""
+        and every final outcome in column n (which a policy matrix drops)."""
         n = self.num_states
         columns = np.where(self.outcome_next >= 0, self.outcome_next, n).astype(
             self.outcome_next.dtype
@@ -160,11 +160,6 @@ class Tables:
             (self.outcome_prob, columns, self.outcome_ptr),
             shape=(len(self.outcome_ptr) - 1, n + 1),
         )
-
-    @staticmethod
-    def extended(values: np.ndarray) -> np.ndarray:
-        """State values with a 0 appended for the final outcomes' column of `live_matrix`."""
-        return np.append(values, 0.0)
 
     @cached_property
     def transition_matrices(self) -> list[sp.csr_matrix]:
@@ -190,11 +185,6 @@ class Tables:
         if len(self.outcome_prob):
             flat = np.add.reduceat(self.outcome_prob * self.outcome_reward, self.outcome_ptr[:-1])
         return flat.reshape(self.num_states, self.num_actions)
-
-    def q_values(self, values: np.ndarray) -> np.ndarray:
-        """(n, actions) Q-values for state values `values` (one sparse product)."""
-        future = (self.live_matrix @ self.extended(values)).reshape(-1, self.num_actions)
-        return self.expected_rewards + future
 
     def policy_matrix(
         self, actions: np.ndarray, order: np.ndarray | None = None
