@@ -320,11 +320,10 @@ def _build_vectorised(model) -> Tables:
         group = np.concatenate([p[0] * num_actions + a for a, p in enumerate(parts)])
         order = np.argsort(group, kind="stable")
         counts.append(np.bincount(group, minlength=len(frontier) * num_actions))
-        prob, nxt, reward, terminal = (
-            np.concatenate([p[i] for p in parts])[order] for i in range(1, 5)
-        )
-        next_keys = keys.encode(nxt)
-        columns.append([prob, next_keys.astype(keys.dtype), _compact(reward), terminal])
+        # Next states as keys before gathering: one number a row instead of d.
+        next_keys = np.concatenate([keys.encode(p[2]).astype(keys.dtype) for p in parts])[order]
+        prob, reward, terminal = (np.concatenate([p[i] for p in parts])[order] for i in (1, 3, 4))
+        columns.append([prob, next_keys, _compact(reward), terminal])
         frontier = seen.add_new(next_keys[~terminal])
     state_keys = np.concatenate(found)
     n = len(state_keys)
