@@ -86,12 +86,18 @@ def enumerated(env_id: str, **kwargs: Any) -> tuple[Tables, Solution]:
     return _enumerated(env_id, kwargs)
 
 
+def _plain(value: Any) -> bool:
+    """A value that can not change behind the cache's back (no callables, tables, objects)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    return isinstance(value, tuple | list) and all(_plain(v) for v in value)
+
+
 def _enumerated(env_id: str, kwargs: dict[str, Any]) -> tuple[Tables, Solution]:
-    try:
-        key = (env_id, tuple(sorted(kwargs.items())))
-        hash(key)
-    except TypeError:
-        key = None
+    # Only plain arguments are cached: a callable or a table opponent may change in place.
+    key = None
+    if all(_plain(v) for v in kwargs.values()):
+        key = (env_id, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
     if key is not None and key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]

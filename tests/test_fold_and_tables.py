@@ -292,3 +292,30 @@ def test_both_level_algorithms_agree(seed, monkeypatch):
     else:
         np.testing.assert_array_equal(node_by_node, in_rounds)
         assert node_by_node.max() > 3
+
+
+def test_review_cases_are_refused_clearly_or_handled():
+    """Found by a review: a die whose face 1 never shows, opponents that do not fit, bad
+    reset states, and a cache that must not keep the result of a changed callable."""
+    model = lambda: make_model(  # noqa: E731
+        "dice_envs/Pig-v0", goal=5, die_probs=(0, 0.5, 0.5), agent_starts=True
+    )
+    assert build_tables(model(), "generic").num_states == 4
+    assert build_tables(model(), "vectorised").num_states == 4
+    with pytest.raises(ValueError, match="no action for observation"):
+        make_model("dice_envs/Pig-v0", goal=6, opponent={(0, 0, 0): 1}, agent_starts=False)
+    with pytest.raises(ValueError, match="must hold numbers"):
+        make_model("dice_envs/Pig-v0", goal=6, opponent=np.ones((7, 7, 6), dtype=object))
+    with pytest.raises(ValueError, match="die_probs"):
+        make_model("dice_envs/Pig-v0", die_probs=[False, True])
+    env = gym.make("dice_envs/Pig-v0", goal=20)
+    assert set(env.reset(options={"state": (5, 3, 4)})[1]) >= {"rolls", "opponent_rolls"}
+    with pytest.raises(ValueError, match="state"):
+        env.reset(options={"state": "abc"})
+    threshold = [2]
+    opponent = lambda own, other, turn: int(turn < threshold[0])  # noqa: E731
+    policy = lambda obs: int(obs[2] < 6)  # noqa: E731
+    before = baselines.evaluate(policy, "dice_envs/Pig-v0", goal=15, opponent=opponent).value
+    threshold[0] = 10
+    after = baselines.evaluate(policy, "dice_envs/Pig-v0", goal=15, opponent=opponent).value
+    assert before != pytest.approx(after, abs=1e-3)

@@ -103,6 +103,7 @@ class DiceEnv(gym.Env):
         info: dict = {}
         if options and options.get("state") is not None:
             state = self.model.validate_state(options["state"])
+            info = getattr(self.model, "no_events", dict)()
         elif self._sample_start is not None:
             state, info = self._sample_start(self.np_random.random)
         else:

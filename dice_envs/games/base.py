@@ -108,6 +108,8 @@ def check_die(sides: int | None, die_probs: Sequence[float] | None) -> tuple[flo
     if isinstance(die_probs, str | bytes):
         raise ValueError(f"die_probs must be a sequence of probabilities, got {die_probs!r}")
     try:
+        if any(isinstance(p, bool | str | bytes) for p in die_probs):
+            raise TypeError
         probs = tuple(float(p) for p in die_probs)
     except (TypeError, ValueError):
         raise ValueError(

@@ -126,7 +126,11 @@ class Pig:
         if action == HOLD and turn > 0:
             return [Transition(1.0, (1 - mover, *self._banked(state, turn), 0), 0.0, False)]
         own = first if mover == 0 else second
-        outcomes = [Transition(self.face_probs[0], (1 - mover, first, second, 0), 0.0, False)]
+        outcomes = []
+        if self.face_probs[0] > 0:  # face 1 ends the turn with nothing
+            outcomes.append(
+                Transition(self.face_probs[0], (1 - mover, first, second, 0), 0.0, False)
+            )
         win = 0.0
         for face in range(2, self.sides + 1):
             prob = self.face_probs[face - 1]
@@ -226,15 +230,16 @@ class Pig:
             m, a, b, k = mover[rolled], first[rolled], second[rolled], turn[rolled]
             own = np.where(m == 0, a, b)
             count = len(rolled)
-            parts.append(
-                (
-                    rolled,
-                    np.full(count, self.face_probs[0]),
-                    np.column_stack((1 - m, a, b, np.zeros(count, np.int64))),
-                    np.zeros(count),
-                    np.zeros(count, bool),
+            if self.face_probs[0] > 0:
+                parts.append(
+                    (
+                        rolled,
+                        np.full(count, self.face_probs[0]),
+                        np.column_stack((1 - m, a, b, np.zeros(count, np.int64))),
+                        np.zeros(count),
+                        np.zeros(count, bool),
+                    )
                 )
-            )
             win = np.zeros(count)
             for face in range(2, self.sides + 1):
                 prob = self.face_probs[face - 1]

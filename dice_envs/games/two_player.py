@@ -105,7 +105,12 @@ class Policy:
             return self.table[obs]
         cached = self._cache.get(obs)
         if cached is None:
-            action = self.function(obs)
+            try:
+                action = self.function(obs)
+            except KeyError:
+                raise ValueError(
+                    f"opponent {self.name} has no action for observation {obs}"
+                ) from None
             if isinstance(action, bool) or not isinstance(action, numbers.Integral):
                 action = np.asarray(action)
                 if action.shape != () or not np.issubdtype(action.dtype, np.integer):
@@ -182,6 +187,10 @@ def _plugins() -> dict[str, Any]:
 
 
 def _probability_table(table: np.ndarray, nvec: tuple[int, ...], actions: int) -> np.ndarray:
+    if not (np.issubdtype(table.dtype, np.integer) or np.issubdtype(table.dtype, np.floating)):
+        raise ValueError(
+            f"an opponent table must hold numbers (actions or probabilities), got {table.dtype}"
+        )
     if table.shape == nvec:
         if not np.issubdtype(table.dtype, np.integer) and not np.all(table == np.round(table)):
             raise ValueError("an opponent table of actions must hold whole numbers")
@@ -212,8 +221,10 @@ class Fold:
     When the opponent starts and ends the game in its first turn (small goals), the final
     position becomes a start state of its own: every action ends it, paying its reward.
 
-    Limits: the opponent's turn must end (no position of its turn may recur); a turn longer
-    than `MAX_TURN_STEPS` steps raises ValueError.
+    Limits: the opponent's turn must end (no position of its turn may recur). The exact sum
+    over a turn takes one Python frame a step: a turn too long for the recursion limit
+    (about a thousand steps) raises ValueError, and so does one of over `MAX_TURN_STEPS`
+    steps in the vectorised sum.
     """
 
     def __init__(
@@ -322,6 +333,21 @@ class Fold:
         if cached is not None:
             return cached
         self._exits[state] = []  # a marker: meeting it again means the turn loops
+        try:
+            result = self._opponent_turn_from(state)
+        except RecursionError:
+            del self._exits[state]
+            raise ValueError(
+                f"the opponent's turn from {state} is too long for the exact fold "
+                "(one Python frame a step)"
+            ) from None
+        except BaseException:
+            del self._exits[state]  # no half-made marker stays behind
+            raise
+        self._exits[state] = result
+        return result
+
+    def _opponent_turn_from(self, state: State) -> list[Transition]:
         totals: dict[tuple[State, float, bool], float] = {}
         probs = self.opponent_policy.probs(self.model.observation(state, OPPONENT))
         for action in np.flatnonzero(probs):
@@ -336,9 +362,7 @@ class Fold:
                 for q, end, r, t in ends:
                     key = (end, reward + r, t)
                     totals[key] = totals.get(key, 0.0) + float(probs[action]) * prob * q
-        result = [Transition(p, s, r, t) for (s, r, t), p in totals.items()]
-        self._exits[state] = result
-        return result
+        return [Transition(p, s, r, t) for (s, r, t), p in totals.items()]
 
     def observation(self, state: State) -> Observation:
         return self.model.observation(state, AGENT)
@@ -347,7 +371,10 @@ class Fold:
         """A folded state, given as one (the agent to move) or as the agent's observation."""
         if isinstance(state, tuple) and state in self._over:
             return state
-        key = tuple(int(v) for v in np.asarray(state).reshape(-1))
+        try:
+            key = tuple(int(v) for v in np.asarray(state).reshape(-1))
+        except (TypeError, ValueError):
+            raise ValueError(f"state must be the agent's observation, got {state!r}") from None
         for over in self._over:
             if self.model.observation(over, AGENT) == key:
                 return over
@@ -427,6 +454,10 @@ class Fold:
         choice = self.opponent_policy.choice(self.model.observation(state, OPPONENT))
         self._opponent_choices[state] = choice
         return choice
+
+    def no_events(self) -> dict:
+        """The info of a step in which nobody threw anything (a reset to a given state)."""
+        return self._events({}, None)
 
     def _nothing_thrown(self) -> dict:
         return {theirs_key: [] for _key, theirs_key in self._event_pairs}
