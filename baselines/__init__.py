@@ -9,6 +9,7 @@ score.value, score.gap, score.relative_gap
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import OrderedDict
 from typing import Any
@@ -71,7 +72,7 @@ def solve(env_id: str, *, method: str = "auto", tol: float = 1e-12, **kwargs: An
     if specialised is not None and method in ("auto", "specialised"):
         solution = specialised.solve(model)
         if specialised.outcome_rows(model) <= TABLE_ROWS_LIMIT:
-            solution.measure_on(lambda: build_tables(model))
+            solution.measure_on(functools.partial(build_tables, model))
     else:
         mdp_method = "auto" if method in ("auto", "generic") else method
         tables = build_tables(model)

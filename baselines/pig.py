@@ -45,7 +45,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from baselines.solvers import Solution, greedy
+from baselines.solvers import GridIndex, Solution, greedy
 from dice_envs.games.pig import HOLD, ROLL, Pig
 
 MAX_PASSES = 100  # per layer; a safety net that valid dice never reach
@@ -294,18 +294,7 @@ def solve_pig(model, turns) -> Solution:
     filled = np.where(known[:, None], q, -np.inf)
     values = np.where(legal, filled, -np.inf).max(axis=1)
 
-    def index_of(obs) -> int:
-        state = tuple(int(v) for v in np.asarray(obs).reshape(-1))
-        if len(state) != 3 or not all(0 <= v < s for v, s in zip(state, shape, strict=True)):
-            raise KeyError(obs)
-        index = int(np.ravel_multi_index(state, shape))
-        if not known[index]:
-            raise KeyError(obs)
-        return index
-
-    def indices_of(observations: np.ndarray) -> np.ndarray:
-        flat = np.ravel_multi_index(tuple(np.asarray(observations).T), shape)
-        return np.where(known[flat], flat, -1)
+    index = GridIndex(shape, known)
 
     return Solution(
         value=start_value(turns, tables),
@@ -313,10 +302,10 @@ def solve_pig(model, turns) -> Solution:
         q=filled,
         policy=greedy(filled, legal),
         legal=legal,
-        index_of=index_of,
+        index_of=index,
         method="specialised",
         seconds=time.perf_counter() - start,
         _residual=float("nan"),  # measured on the tables when first read
         iterations=tables.passes,
-        batch_index=indices_of,
+        batch_index=index.batch,
     )

@@ -18,7 +18,7 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 
 from dice_envs.tables import Tables as TabularMDP
-from dice_envs.tables import longest_path_levels
+from dice_envs.tables import longest_path_levels, observation_key
 
 # Actions whose Q-value is within this of the best are all counted optimal (ties).
 TIE_TOLERANCE = 1e-9
@@ -146,6 +146,39 @@ class Solution:
 
     def __call__(self, obs) -> int:
         return self.action(obs)
+
+
+class GridIndex:
+    """Observation -> row of a solver's arrays laid out over a grid (`shape`, observations
+    shifted by `offset`); positions outside the grid or not `known` have no row. A class, not
+    a closure, so that solutions pickle (a solution may be an env's opponent)."""
+
+    def __init__(
+        self, shape: tuple[int, ...], known: np.ndarray, offset: tuple[int, ...] | None = None
+    ) -> None:
+        self.shape = tuple(int(v) for v in shape)
+        self.known = np.asarray(known, dtype=bool).reshape(-1)
+        self.offset = np.zeros(len(self.shape), np.int64) if offset is None else np.array(offset)
+
+    def __call__(self, obs) -> int:
+        key = observation_key(obs)
+        key = (key,) if isinstance(key, int) else key
+        index = (
+            int(self.batch(np.array([key], dtype=np.int64))[0])
+            if len(key) == len(self.shape)
+            else -1
+        )
+        if index < 0:
+            raise KeyError(obs)
+        return index
+
+    def batch(self, observations: np.ndarray) -> np.ndarray:
+        """Rows of an (m, k) batch of observations, -1 where there is none."""
+        shifted = np.asarray(observations, dtype=np.int64).reshape(len(observations), -1)
+        shifted = shifted - self.offset
+        inside = ((shifted >= 0) & (shifted < np.array(self.shape))).all(axis=1)
+        flat = np.ravel_multi_index(tuple(np.where(inside[:, None], shifted, 0).T), self.shape)
+        return np.where(inside & self.known[flat], flat, -1)
 
 
 def optimal_action_mask(q: np.ndarray, legal: np.ndarray) -> np.ndarray:

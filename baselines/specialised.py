@@ -9,10 +9,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from baselines.solvers import Solution, greedy
+from baselines.solvers import GridIndex, Solution, greedy
 from dice_envs.games.d20_rounds import REROLL, TAKE, D20Rounds
 from dice_envs.games.two_player import Fold
-from dice_envs.tables import observation_key
 
 
 def solve_d20_rounds(model: D20Rounds) -> Solution:
@@ -36,28 +35,20 @@ def solve_d20_rounds(model: D20Rounds) -> Solution:
     legal = np.ones_like(q, dtype=bool)
     state_values = q.max(axis=1)
 
-    def index_of(obs) -> int:
-        rounds_left, face = observation_key(obs)
-        if not (1 <= rounds_left <= rounds and 1 <= face <= sides):
-            raise KeyError(obs)
-        return (rounds_left - 1) * sides + face - 1
-
-    def indices_of(observations: np.ndarray) -> np.ndarray:
-        rounds_left, face = np.asarray(observations).T
-        inside = (rounds_left >= 1) & (rounds_left <= rounds) & (face >= 1) & (face <= sides)
-        return np.where(inside, (rounds_left - 1) * sides + face - 1, -1)
+    # Row (rounds_left - 1) * sides + face - 1 holds (rounds_left, face).
+    index = GridIndex((rounds, sides), np.ones(rounds * sides, bool), offset=(1, 1))
 
     return Solution(
-        value=float(state_values[index_of((rounds, model.start_face))]),
+        value=float(state_values[index((rounds, model.start_face))]),
         state_values=state_values,
         q=q,
         policy=greedy(q, legal),
         legal=legal,
-        index_of=index_of,
+        index_of=index,
         method="specialised",
         seconds=time.perf_counter() - start,
         _residual=float("nan"),  # measured on the tables when first read
-        batch_index=indices_of,
+        batch_index=index.batch,
     )
 
 

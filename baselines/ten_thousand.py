@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from baselines.solvers import Solution, greedy
+from baselines.solvers import GridIndex, Solution, greedy
 from dice_envs.games.ten_thousand import (
     ACTION_NAMES,
     CONFIG_INDEX,
@@ -32,7 +32,6 @@ from dice_envs.games.ten_thousand import (
     score,
     scoring_dice,
 )
-from dice_envs.tables import observation_key
 
 ACTION_LABELS = [name.split()[-1] for name in ACTION_NAMES]
 
@@ -100,20 +99,7 @@ def solve_ten_thousand(model: TenThousand) -> Solution:
     legal = legal.reshape(-1, model.num_actions)
     values = np.where(legal, q, -np.inf).max(axis=1)
 
-    def index_of(obs) -> int:
-        tau, config_index, n = observation_key(obs)
-        if not (0 <= tau <= cap and 0 <= config_index < len(CONFIGS) and 1 <= n <= 5):
-            raise KeyError(obs)
-        index = int(np.ravel_multi_index((tau, config_index, n), shape))
-        if not legal[index].any():
-            raise KeyError(obs)
-        return index
-
-    def indices_of(observations: np.ndarray) -> np.ndarray:
-        tau, config_index, n = np.asarray(observations).T
-        inside = (tau <= cap) & (n >= 1)
-        flat = np.ravel_multi_index((np.minimum(tau, cap), config_index, np.maximum(n, 1)), shape)
-        return np.where(inside & legal[flat].any(axis=1), flat, -1)
+    index = GridIndex(shape, legal.any(axis=1))
 
     return Solution(
         value=float(roll_value[0, 5]),
@@ -121,11 +107,11 @@ def solve_ten_thousand(model: TenThousand) -> Solution:
         q=q,
         policy=greedy(q, legal),
         legal=legal,
-        index_of=index_of,
+        index_of=index,
         method="specialised",
         seconds=time.perf_counter() - start,
         _residual=float("nan"),  # measured on the tables when first read
-        batch_index=indices_of,
+        batch_index=index.batch,
     )
 
 

@@ -319,3 +319,18 @@ def test_review_cases_are_refused_clearly_or_handled():
     threshold[0] = 10
     after = baselines.evaluate(policy, "dice_envs/Pig-v0", goal=15, opponent=opponent).value
     assert before != pytest.approx(after, abs=1e-3)
+
+
+def test_an_env_with_a_solution_as_opponent_pickles():
+    import pickle
+
+    best = baselines.solve("dice_envs/Pig-v0", goal=12)
+    env = gym.make("dice_envs/Pig-v0", goal=12, opponent=best)
+    env.reset(seed=4)
+    copy = pickle.loads(pickle.dumps(env))
+    for _ in range(5):
+        first, second = env.step(1), copy.step(1)
+        assert tuple(first[0]) == tuple(second[0]) and first[1:3] == second[1:3]
+        if first[2]:
+            break
+    assert pickle.loads(pickle.dumps(best)).bellman_residual <= 1e-12
