@@ -8,8 +8,8 @@ exact evaluation always scores the policy on the unscaled game.
 
 from __future__ import annotations
 
-import json
-import os
+import copy
+import io
 import time
 from pathlib import Path
 from typing import Any
@@ -20,10 +20,12 @@ import torch
 from gymnasium import spaces
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.utils import get_linear_fn
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 import dice_envs  # noqa: F401  (registers the ids)
 from training.runs import atomic_write_bytes
+from training.streams import RunStreams, numpy_global_seed, seed_env, torch_seed
 
 OWN_KEYS = ("n_envs", "obs_encoding", "reward_scale", "masked")
 
@@ -79,7 +81,8 @@ def algorithm_class(masked: bool):
     return PPO
 
 
-def make_vec_env(config: dict[str, Any], seed: int) -> DummyVecEnv:
+def make_vec_env(config: dict[str, Any], streams: RunStreams) -> DummyVecEnv:
+    """`n_envs` copies, each with its own dice stream (SB3's `seed + rank` is not used)."""
     params = config["hyperparams"]
 
     def build(rank: int):
@@ -89,43 +92,79 @@ def make_vec_env(config: dict[str, Any], seed: int) -> DummyVecEnv:
                 env = ScaledReward(env, params["reward_scale"])
             if params["obs_encoding"] == "normalized":
                 env = NormalizedObservation(env)
-            env.reset(seed=seed * 1000 + rank)
+            seed_env(env, streams.envs[rank])
             return env
 
         return thunk
 
-    vec_env = DummyVecEnv([build(rank) for rank in range(params["n_envs"])])
-    vec_env.seed(seed)
-    return vec_env
+    return DummyVecEnv([build(rank) for rank in range(params["n_envs"])])
 
 
-class EvaluationCallback(BaseCallback):
-    """Calls `on_eval(model)` each time another `every` environment steps have passed."""
+def sb3_schedule(value: float | dict[str, Any]):
+    """A config schedule as SB3 takes it: a float, or a function of the progress remaining."""
+    if isinstance(value, dict):
+        return get_linear_fn(value["start"], value["end"], value["fraction"])
+    return value
 
-    def __init__(self, every: int, next_at: int, on_eval) -> None:
+
+ACTIVATIONS = {"tanh": "Tanh", "relu": "ReLU", "elu": "ELU", "leaky_relu": "LeakyReLU"}
+
+
+def sb3_kwargs(params: dict[str, Any]) -> dict[str, Any]:
+    """The algorithm's keyword arguments from the checked hyperparameters."""
+    kwargs = {k: v for k, v in params.items() if k not in OWN_KEYS}
+    for key in ("learning_rate", "clip_range"):
+        if key in kwargs:
+            kwargs[key] = sb3_schedule(kwargs[key])
+    policy_kwargs = dict(kwargs.get("policy_kwargs") or {})
+    if "activation_fn" in policy_kwargs:
+        policy_kwargs["activation_fn"] = getattr(
+            torch.nn, ACTIVATIONS[policy_kwargs["activation_fn"]]
+        )
+    if policy_kwargs:
+        kwargs["policy_kwargs"] = policy_kwargs
+    return kwargs
+
+
+class Checkpointer(BaseCallback):
+    """Calls `on_eval()` at the first rollout start at or past each multiple of `every` steps,
+    and `on_steps(steps)` at every rollout start.
+
+    A rollout start is the one point of SB3's loop where no half-collected rollout exists: the
+    parameters, optimiser, last observations, env states and random states are everything, so
+    a checkpoint taken there resumes bit for bit.
+    """
+
+    def __init__(self, every: int, next_at: int, on_eval, on_steps) -> None:
         super().__init__()
-        self.every, self.next_at, self.on_eval = every, next_at, on_eval
+        self.every, self.next_at = every, next_at
+        self.on_eval, self.on_steps = on_eval, on_steps
+
+    def _on_rollout_start(self) -> None:
+        self.on_steps(self.num_timesteps)
+        if self.num_timesteps >= self.next_at:
+            self.on_eval()
+            self.next_at = (self.num_timesteps // self.every + 1) * self.every
 
     def _on_step(self) -> bool:
-        if self.num_timesteps >= self.next_at:
-            self.on_eval(self.model)
-            self.next_at += self.every
         return True
 
 
 class PPOAgent:
-    """PPO or MaskablePPO with checkpoints that `learn` resumes from."""
+    """PPO or MaskablePPO with checkpoints that `learn` resumes from bit for bit."""
 
-    def __init__(self, config: dict[str, Any], seed: int, masked: bool) -> None:
-        torch.set_num_threads(1)  # two threads were never faster here
-        self.config, self.seed = config, seed
+    def __init__(self, config: dict[str, Any], streams: RunStreams, masked: bool) -> None:
+        torch.set_num_threads(1)  # two threads were never faster here, and one is reproducible
+        self.config, self.streams = config, streams
         params = config["hyperparams"]
         self.masked = masked
         self.cls = algorithm_class(masked)
-        self.env = make_vec_env(config, seed)
-        kwargs = {k: v for k, v in params.items() if k not in OWN_KEYS}
+        self.env = make_vec_env(config, streams)
+        self._seed_globals()
+        kwargs = sb3_kwargs(params)
         kwargs.setdefault("policy", "MlpPolicy")
-        self.model = self.cls(env=self.env, seed=seed, device="cpu", verbose=0, **kwargs)
+        # seed=None: SB3 would reseed every env copy with seed + rank; the streams did it.
+        self.model = self.cls(env=self.env, seed=None, device="cpu", verbose=0, **kwargs)
         self.training_seconds = 0.0
         probe = gym.make(config["env_id"], **config["env_kwargs"]).observation_space
         nvec = np.atleast_1d(probe.nvec if isinstance(probe, spaces.MultiDiscrete) else probe.n)
@@ -135,38 +174,74 @@ class PPOAgent:
             else None
         )
 
+    def _seed_globals(self) -> None:
+        torch.manual_seed(torch_seed(self.streams.torch))
+        np.random.seed(numpy_global_seed(self.streams.numpy_global))
+
     @property
     def step(self) -> int:
         return int(self.model.num_timesteps)
 
-    def learn(self, until: int, every: int, on_eval) -> None:
-        """Train to `until` steps, calling `on_eval` every `every` steps (checkpoint there)."""
-        start = time.perf_counter()
+    def learn(self, until: int, every: int, on_eval, on_steps=lambda steps: None) -> None:
+        """Train to `until` steps; `on_eval()` at each checkpoint point (see Checkpointer)."""
+        clock = [time.perf_counter()]
+
+        def timed_eval() -> None:
+            self.training_seconds += time.perf_counter() - clock[0]
+            on_eval()
+            clock[0] = time.perf_counter()
+
         next_at = (self.step // every + 1) * every
-
-        def timed_eval(model):
-            self.training_seconds += time.perf_counter() - timed_eval.start
-            on_eval(self)
-            timed_eval.start = time.perf_counter()
-
-        timed_eval.start = start
-        callback = EvaluationCallback(every, next_at, timed_eval)
-        self.model.learn(
-            total_timesteps=until - self.step, reset_num_timesteps=False, callback=callback
-        )
-        self.training_seconds += time.perf_counter() - timed_eval.start
+        callback = Checkpointer(every, next_at, timed_eval, on_steps)
+        try:
+            self.model.learn(
+                total_timesteps=until - self.step, reset_num_timesteps=False, callback=callback
+            )
+        finally:
+            self.training_seconds += time.perf_counter() - clock[0]
+            clock[0] = time.perf_counter()
 
     def predictor(self) -> Predictor:
         return Predictor(self.model, self.scale, self.masked)
 
-    def save(self, path: Path) -> None:
-        temporary = path.with_name(f".{path.name}.tmp.zip")
-        self.model.save(temporary)
-        os.replace(temporary, path)
-        meta = {"training_seconds": self.training_seconds, "step": self.step}
-        atomic_write_bytes(path.with_suffix(".json"), json.dumps(meta).encode())
+    def checkpoint_state(self) -> dict[str, Any]:
+        """Everything a resume needs, taken at a rollout start."""
+        buffer = io.BytesIO()
+        self.model.save(buffer)
+        envs = [env.unwrapped for env in self.env.envs]
+        return {
+            "model": buffer.getvalue(),
+            "step": self.step,
+            "training_seconds": self.training_seconds,
+            # None before the first rollout; SB3 then resets the envs, from restored dice.
+            "last_obs": copy.deepcopy(self.model._last_obs),
+            "last_episode_starts": copy.deepcopy(self.model._last_episode_starts),
+            "env_states": [env.state for env in envs],
+            "env_rngs": [env.np_random.bit_generator.state for env in envs],
+            "torch_rng": torch.get_rng_state(),
+            "numpy_rng": np.random.get_state(),
+        }
 
-    def load(self, path: Path) -> None:
-        self.model = self.cls.load(path, env=self.env, device="cpu")
-        meta = json.loads(path.with_suffix(".json").read_text())
-        self.training_seconds = meta["training_seconds"]
+    def restore(self, state: dict[str, Any]) -> None:
+        self.model = self.cls.load(io.BytesIO(state["model"]), env=self.env, device="cpu")
+        for env, env_state, rng in zip(
+            self.env.envs, state["env_states"], state["env_rngs"], strict=True
+        ):
+            env.reset(options={"state": env_state})
+            env.unwrapped.np_random.bit_generator.state = rng
+        if state["last_obs"] is not None:
+            self.model._last_obs = state["last_obs"]
+            self.model._last_episode_starts = state["last_episode_starts"]
+        torch.set_rng_state(state["torch_rng"])
+        np.random.set_state(state["numpy_rng"])
+        self.training_seconds = state["training_seconds"]
+
+    def save_policy(self, path: Path) -> None:
+        buffer = io.BytesIO()
+        self.model.save(buffer)
+        atomic_write_bytes(path, buffer.getvalue())
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        return {
+            k: v.detach().cpu().numpy().copy() for k, v in self.model.policy.state_dict().items()
+        }

@@ -4,8 +4,8 @@ Epsilon-greedy over the legal actions (`info["action_mask"]`, taken to depend on
 observation only, as in every dice_envs game); a linear schedule for epsilon; for the learning
 rate either a linear schedule or 1 / n(s, a)**power, with n(s, a) the visits of the pair (a
 sample average for power 1; rarely visited pairs still learn fast). All randomness comes from
-one seeded numpy Generator and the env's own seeded generator: the same seed gives the same Q
-table bit for bit, resumed or not.
+the run's streams (training/streams.py): exploration draws from one, the env's dice from
+another. The same seed gives the same Q table bit for bit, resumed or not.
 
 Written by hand: no maintained library offers tabular Q-learning on Gymnasium envs with action
 masks and exact resumption.
@@ -14,7 +14,6 @@ masks and exact resumption.
 from __future__ import annotations
 
 import io
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import numpy as np
 from gymnasium import spaces
 
 from training.runs import atomic_write_bytes
+from training.streams import RunStreams, generator, seed_env
 
 
 def linear(schedule: dict[str, float], progress: float) -> float:
@@ -43,7 +43,9 @@ def observation_sizes(space: gym.Space) -> tuple[int, ...]:
 class QLearning:
     """The learner: a Q table over flat observation indices, trained in chunks of steps."""
 
-    def __init__(self, env: gym.Env, hyperparams: dict[str, Any], seed: int, timesteps: int):
+    def __init__(
+        self, env: gym.Env, hyperparams: dict[str, Any], streams: RunStreams, timesteps: int
+    ) -> None:
         self.env = env
         self.hyperparams = hyperparams
         self.timesteps = timesteps
@@ -55,11 +57,12 @@ class QLearning:
         initial = float(hyperparams.get("initial_q", 0.0))
         self.q = [[initial] * self.num_actions for _ in range(int(np.prod(sizes)))]
         self.visits = [[0] * self.num_actions for _ in range(len(self.q))]
-        self.rng = np.random.default_rng(seed)
+        self.rng = generator(streams.exploration)
         self.step = 0
         self.training_seconds = 0.0
         self._legal: dict[int, tuple[int, ...]] = {}
-        self.obs, self.info = env.reset(seed=seed)
+        seed_env(env, streams.envs[0])
+        self.obs, self.info = env.reset()
 
     def index(self, obs) -> int:
         if len(self.sizes) == 1:
@@ -124,30 +127,29 @@ class QLearning:
         rows = self.q_table()[[self.index(obs) for obs in observations]]
         return np.where(legal, rows, -np.inf).argmax(axis=1)
 
-    # Checkpoints: the Q table, the step, and every random state, in one atomic file.
-    def save(self, path: Path) -> None:
+    # Checkpoints: the Q table, the visit counts, the step, the env's position and both
+    # random states; restoring them continues the run bit for bit.
+    def checkpoint_state(self) -> dict[str, Any]:
         unwrapped = self.env.unwrapped
-        meta = {
+        return {
+            "q": self.q_table(),
+            "visits": np.array(self.visits),
             "step": self.step,
             "training_seconds": self.training_seconds,
             "rng": self.rng.bit_generator.state,
             "env_rng": unwrapped.np_random.bit_generator.state,
             "env_state": unwrapped.state,
         }
-        buffer = io.BytesIO()
-        np.savez(
-            buffer, q=self.q_table(), visits=np.array(self.visits), meta=np.array(json.dumps(meta))
-        )
-        atomic_write_bytes(path, buffer.getvalue())
 
-    def load(self, path: Path) -> None:
-        with np.load(path) as data:
-            self.q = data["q"].tolist()
-            self.visits = data["visits"].tolist()
-            meta = json.loads(str(data["meta"]))
-        self.step, self.training_seconds = meta["step"], meta["training_seconds"]
-        self.rng.bit_generator.state = meta["rng"]
-        state = meta["env_state"]
-        state = tuple(state) if isinstance(state, list) else state
-        self.obs, self.info = self.env.reset(options={"state": state})
-        self.env.unwrapped.np_random.bit_generator.state = meta["env_rng"]
+    def restore(self, state: dict[str, Any]) -> None:
+        self.q = state["q"].tolist()
+        self.visits = state["visits"].tolist()
+        self.step, self.training_seconds = state["step"], state["training_seconds"]
+        self.rng.bit_generator.state = state["rng"]
+        self.obs, self.info = self.env.reset(options={"state": state["env_state"]})
+        self.env.unwrapped.np_random.bit_generator.state = state["env_rng"]
+
+    def save_policy(self, path: Path) -> None:
+        buffer = io.BytesIO()
+        np.save(buffer, self.q_table())
+        atomic_write_bytes(path, buffer.getvalue())

@@ -1,15 +1,22 @@
-"""The report: a Markdown table and PNG plots of exact gap against training steps, rebuilt
-from saved runs.
+"""The training report: Markdown tables and PNG plots of the exact gap against training steps,
+built from the run store for exactly the runs that the configs and the budget define.
 
-    python -m training.report [--runs runs] [--budget quick] [--out docs/training]
+    python -m training.report [--budget quick] [--configs configs] [--runs runs]
+                              [--out docs/training] [--games pig ...]
+
+Ad-hoc runs (another seed, an edited config) live in the same store but never enter the
+report: it looks up each planned run by its identity and refuses to build while one is
+missing. With `--out docs/training` it also rewrites the README's training sections.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,18 +24,20 @@ import numpy as np
 import baselines
 from baselines.heuristics import HEURISTICS, heuristic
 from baselines.readme import replace_section
-from training.config import game_name
+from training.runs import (
+    atomic_write_json,
+    planned_runs,
+    read_finished,
+    read_json,
+    run_dir,
+    run_identity,
+)
 
-AGENT_NAMES = {"qlearning": "Q-learning", "ppo": "PPO"}
+README_OUT = Path("docs/training")
 
 
-def _load_runs(root: Path, budget: str) -> dict[tuple[str, str], list[dict]]:
-    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for path in sorted((root / budget).glob("*/*/seed_*/result.json")):
-        result = json.loads(path.read_text())
-        result["curve"] = json.loads((path.parent / "curve.json").read_text())
-        groups[(game_name(result["env_id"]), result["algo"])].append(result)
-    return groups
+class ReportError(RuntimeError):
+    """The report can not be built from the store (a planned run is missing)."""
 
 
 def _spread(values) -> str:
@@ -42,36 +51,65 @@ def _kwargs_text(kwargs: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in kwargs.items()) or "defaults"
 
 
-def build_report(runs: str | Path, budget: str = "quick", out: str | Path = "docs/training") -> str:
-    """Write `out`/report.md and `out`/<game>.png from the runs of `budget`; return the table."""
-    root, out = Path(runs), Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    groups = _load_runs(root, budget)
-    games = sorted({game for game, _ in groups})
+def _markdown(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def collect(configs, budget: str, runs, games=None) -> dict[Path, dict[str, Any]]:
+    """Per config path: its resolved config and the results of its planned seeds, in order."""
+    groups: dict[Path, dict[str, Any]] = {}
+    missing = []
+    for path, config, seed in planned_runs(configs, budget, games):
+        group = groups.setdefault(path, {"config": config, "results": []})
+        directory = run_dir(runs, config, seed)
+        result = read_finished(directory, run_identity(config, seed))
+        if result is None:
+            missing.append(f"{path} seed {seed}")
+            continue
+        result["curve"] = json.loads((directory / "curve.json").read_text())
+        result["timing"] = read_json(directory / "timing.json", {})
+        group["results"].append(result)
+    if missing:
+        raise ReportError(
+            f"{len(missing)} planned runs are not finished in {runs} (first: {missing[0]}); "
+            f"run `python -m training.sweep --budget {budget}` first"
+        )
+    return groups
+
+
+def _label(path: Path, result: dict) -> str:
+    """The agent's name; the config's name too when it is not just the algorithm."""
+    name = result["agent"]
+    return name if path.stem == result["algo"] else f"{name} ({path.stem})"
+
+
+def results_table(groups: dict[Path, dict[str, Any]]) -> str:
     header = [
         "game", "agent", "optimal value", "agent value", "gap", "relative gap", "agreement",
-        "steps", "train time (s)", "steps/s", "Monte Carlo mean ± s.e.",
+        "steps", "Monte Carlo mean ± s.e. per seed",
     ]  # fmt: skip
     rows = []
-    for game in games:
-        algos = sorted(algo for g, algo in groups if g == game)
-        first = groups[(game, algos[0])][0]
-        env_id, kwargs = first["env_id"], first["env_kwargs"]
-        for algo in algos:
-            results = groups[(game, algo)]
-            name = results[0].get("agent", AGENT_NAMES.get(algo, algo))
+    by_game: dict[tuple, list[Path]] = defaultdict(list)
+    for path, group in groups.items():
+        config = group["config"]
+        game = (path.parent.name, config["env_id"], json.dumps(config["env_kwargs"]))
+        by_game[game].append(path)
+    for (game, env_id, kwargs_json), paths in by_game.items():
+        kwargs = json.loads(kwargs_json)
+        where = f"{game} ({_kwargs_text(kwargs)})"
+        for path in paths:
+            results = groups[path]["results"]
             rows.append(
                 [
-                    f"{game} ({_kwargs_text(kwargs)})",
-                    f"{name}, {len(results)} seeds",
-                    f"{first['optimal_value']:.6g}",
+                    where,
+                    f"{_label(path, results[0])}, {len(results)} seeds",
+                    f"{results[0]['optimal_value']:.6g}",
                     _spread([r["value"] for r in results]),
                     _spread([r["gap"] for r in results]),
                     _spread([100 * r["relative_gap"] for r in results]) + " %",
                     _spread([100 * r["agreement"] for r in results]) + " %",
                     f"{int(np.mean([r['steps'] for r in results])):,}",
-                    f"{np.mean([r['seconds'] for r in results]):.1f}",
-                    f"{np.mean([r['steps_per_second'] for r in results]):,.0f}",
                     "; ".join(f"{r['mc_mean']:.4g} ± {r['mc_stderr']:.2g}" for r in results),
                 ]
             )
@@ -79,7 +117,7 @@ def build_report(runs: str | Path, budget: str = "quick", out: str | Path = "doc
             score = baselines.evaluate(heuristic(env_id, policy_name, **kwargs), env_id, **kwargs)
             rows.append(
                 [
-                    f"{game} ({_kwargs_text(kwargs)})",
+                    where,
                     f"heuristic: {policy_name}",
                     f"{score.optimal_value:.6g}",
                     f"{score.value:.4g}",
@@ -88,39 +126,138 @@ def build_report(runs: str | Path, budget: str = "quick", out: str | Path = "doc
                     f"{100 * score.agreement:.4g} %",
                     "",
                     "",
-                    "",
-                    "",
                 ]
             )
-        _plot_game(game, {algo: groups[(game, algo)] for algo in algos}, out / f"{game}.png")
-    table = "\n".join(
-        ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        + ["| " + " | ".join(row) + " |" for row in rows]
-    )
-    plots = "\n".join(f"![{game}: relative gap against steps]({game}.png)" for game in games)
-    (out / "report.md").write_text(
-        f"# Training report ({budget} budget)\n\nValues are exact (every reachable observation's"
-        " greedy action, evaluated by a sparse linear solve); mean ± standard deviation over"
-        " seeds. The Monte Carlo column is each seed's mean return over its evaluation"
-        " episodes, for comparison.\n\n" + table + "\n\n" + plots + "\n"
-    )
-    if out == Path("docs/training"):
-        readme_plots = "\n".join(
-            f"![{game}: relative gap against steps](docs/training/{game}.png)" for game in games
+    return _markdown(header, rows)
+
+
+def timing_table(groups: dict[Path, dict[str, Any]]) -> str:
+    header = [
+        "game", "agent", "runs", "training s per run", "steps/s (training)",
+        "evaluation s per run", "wall s per run",
+    ]  # fmt: skip
+    rows = []
+    for path, group in groups.items():
+        results = group["results"]
+        finals = [r["timing"].get("final", {}) for r in results]
+        evaluation = [
+            sum(p["evaluation_seconds"] for p in r["timing"].get("evaluations", []))
+            for r in results
+        ]
+        rows.append(
+            [
+                path.parent.name,
+                _label(path, results[0]),
+                str(len(results)),
+                f"{np.mean([f['seconds'] for f in finals]):.1f}",
+                f"{np.mean([f['steps_per_second'] for f in finals]):,.0f}",
+                f"{np.mean(evaluation):.1f}",
+                f"{np.mean([f['wall_seconds'] for f in finals]):.1f}",
+            ]
         )
-        replace_section("training", table + "\n\n" + readme_plots)
+    return _markdown(header, rows)
+
+
+def record_sweep(out: str | Path, record: dict[str, Any]) -> None:
+    """Keep the wall time of a sweep that trained every one of its runs, by budget and games."""
+    path = Path(out) / "sweep.json"
+    records = read_json(path, {})
+    records[f"{record['budget']}: {', '.join(record['games'])}"] = record
+    atomic_write_json(path, dict(sorted(records.items())))
+
+
+def _sweep_lines(root: Path) -> list[str]:
+    lines = []
+    for path in sorted(root.glob("**/sweep.json")):
+        for record in read_json(path, {}).values():
+            lines.append(
+                f"- `{record['budget']}` budget, {', '.join(record['games'])}: "
+                f"{record['runs']} runs in {record['wall_seconds'] / 60:.1f} min wall time "
+                f"({record['backend']} backend, {record['workers']} workers, {record['date']})."
+            )
+    return lines
+
+
+def _budget_lines(groups: dict[Path, dict[str, Any]], budget: str) -> list[str]:
+    """What the budget is, per config, from the configs themselves."""
+    lines = []
+    for path, group in groups.items():
+        config = group["config"]
+        lines.append(
+            f"`{path.parent.name}/{path.name}`: {config['timesteps']:,} steps, evaluated every "
+            f"{config['eval_every']:,}, seeds {', '.join(map(str, config['seeds']))}, "
+            f"{config['evaluation']['episodes']} Monte Carlo episodes per evaluation"
+        )
+    return lines
+
+
+def build_report(
+    configs: str | Path = "configs",
+    budget: str = "quick",
+    runs: str | Path = "runs",
+    out: str | Path = README_OUT,
+    games: list[str] | None = None,
+) -> str:
+    """Write `out`/report.md and `out`/<game>.png; return the results table.
+
+    With `out` = docs/training, also rewrite the README sections `training` (results) and
+    `training-timing` (measured times, which differ run to run).
+    """
+    out = Path(out)
+    groups = collect(configs, budget, runs, games)
+    out.mkdir(parents=True, exist_ok=True)
+    table = results_table(groups)
+    timing = timing_table(groups)
+    by_game: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
+    for path, group in groups.items():
+        by_game[path.parent.name][path] = group["results"]
+    for game, paths in by_game.items():
+        _plot_game(game, budget, paths, out / f"{game}.png")
+    versions = {json.dumps(r.get("libraries", {}), sort_keys=True) for g in groups.values()
+                for r in g["results"]}  # fmt: skip
+    if len(versions) == 1:
+        used = json.loads(versions.pop())
+        version_text = ", ".join(f"{name} {v}" for name, v in used.items())
+    else:
+        version_text = "mixed library versions (see each run's result.json)"
+    budget_text = "\n".join(f"- {line}" for line in _budget_lines(groups, budget))
+    results_text = (
+        f"Every row is exact: at each evaluation point the greedy action of every reachable "
+        f"observation is evaluated by a sparse linear solve (value, gap to the optimum, "
+        f"agreement with the optimal action weighted by how often optimal play visits each "
+        f"state); mean ± standard deviation over seeds. The Monte Carlo column is what each "
+        f"seed's evaluation episodes would have said instead. The `{budget}` budget:\n\n"
+        f"{budget_text}\n\nThe runs were produced with {version_text}; with these versions "
+        f"`make demo` reproduces this table digit for digit, other versions may differ."
+    )
+    plots = "\n".join(f"![{game}: relative gap against steps]({game}.png)" for game in by_game)
+    sweeps = _sweep_lines(out)
+    timing_text = (
+        "Measured on this machine (2 cores; times differ from run to run, unlike every other "
+        "number in this section). Training time excludes the exact evaluations; wall time "
+        "includes them.\n\n" + timing + "\n\n" + ("\n".join(sweeps) or "No sweep recorded.")
+    )
+    (out / "report.md").write_text(
+        f"# Training report (`{budget}` budget)\n\n{results_text}\n\n{table}\n\n{plots}\n\n"
+        f"## Time\n\n{timing_text}\n"
+    )
+    if out == README_OUT:
+        readme_plots = plots.replace("](", f"]({README_OUT}/")
+        replace_section("training", f"{results_text}\n\n{table}\n\n{readme_plots}")
+        replace_section("training-timing", timing_text)
     return table
 
 
-def _plot_game(game: str, by_algo: dict[str, list[dict]], path: Path) -> None:
+def _plot_game(game: str, budget: str, by_path: dict[Path, list[dict]], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
-    for algo, results in sorted(by_algo.items()):
+    for config_path, results in by_path.items():
         steps = np.array([p["steps"] for p in results[0]["curve"]])
         length = min(len(r["curve"]) for r in results)
         gaps = np.array([[p["relative_gap"] for p in r["curve"][:length]] for r in results])
-        gaps = np.maximum(gaps, 1e-5)
-        label = results[0].get("agent", AGENT_NAMES.get(algo, algo))
-        line = ax.plot(steps[:length], np.median(gaps, axis=0), label=f"{label} (median)")[0]
+        floor = 1e-5  # a gap of exactly 0 can not be drawn on a log axis
+        gaps = np.maximum(gaps, floor)
+        label = f"{_label(config_path, results[0])}: median of {len(results)} seeds"
+        line = ax.plot(steps[:length], np.median(gaps, axis=0), label=label)[0]
         ax.fill_between(
             steps[:length], gaps.min(axis=0), gaps.max(axis=0), alpha=0.2, color=line.get_color()
         )
@@ -129,9 +266,10 @@ def _plot_game(game: str, by_algo: dict[str, list[dict]], path: Path) -> None:
     ax.set(
         xlabel="environment steps",
         ylabel="relative gap to the optimum (exact)",
-        title=f"{game}: band = min..max over seeds",
+        title=f"{game} ({budget} budget): band = min..max over seeds; gaps below 1e-5 at 1e-5",
     )
-    ax.legend()
+    ax.title.set_fontsize(9)
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -139,11 +277,17 @@ def _plot_game(game: str, by_algo: dict[str, list[dict]], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.report", description=__doc__)
+    parser.add_argument("--configs", default="configs")
     parser.add_argument("--runs", default="runs")
     parser.add_argument("--budget", default="quick", choices=("quick", "full"))
-    parser.add_argument("--out", default="docs/training")
+    parser.add_argument("--out", default=str(README_OUT))
+    parser.add_argument("--games", nargs="+", default=None)
     args = parser.parse_args(argv)
-    print(build_report(args.runs, args.budget, args.out))
+    try:
+        print(build_report(args.configs, args.budget, args.runs, args.out, args.games))
+    except (ReportError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -1,19 +1,30 @@
-"""Run directories: everything a run writes, written atomically, so a killed run resumes from
-its last checkpoint and nothing finished is ever lost or half-written.
+"""The run store: one folder per run, named by a hash of everything that defines the run.
 
-    runs/<budget>/<game>/<algo>/seed_<n>/
-        config.yaml      the resolved config
-        curve.json       one entry per evaluation point
-        checkpoint.*     the agent and the run's progress at the last evaluation point
-        result.json      the final evaluation (written last: its presence means "done")
+A run is its resolved config (env id and arguments, algorithm, hyperparameters, steps,
+evaluation interval and episodes), its seed and the package version. Change any of them and it
+is a different run in a different folder; the budget's name is only a label.
+
+    <root>/<game>/<algo>/seed<n>-<hash>/
+        config.yaml      the run's identity (what the hash is of), written first
+        curve.json       one exact evaluation per evaluation point
+        timing.json      wall-clock measurements (kept apart: they differ run to run)
+        checkpoint.pkl   everything needed to continue from the last evaluation point
         policy.*         the final policy (Q table or SB3 model)
+        result.json      the final evaluation, written last: its presence means "done"
+
+Every file is written to a temporary file and renamed over its name, so a killed run leaves
+complete files only; a run folder is locked while a process trains it.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import tempfile
+from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +32,98 @@ import yaml
 
 from training.config import game_name
 
+# Libraries whose versions decide the numbers; every result records the ones it was made with.
+LIBRARIES = ("numpy", "torch", "stable-baselines3", "sb3-contrib", "gymnasium", "scipy")
+IDENTITY_KEYS = ("env_id", "env_kwargs", "algo", "hyperparams", "timesteps", "eval_every")
+PACKAGE = "dice-envs"
+
+
+class RunStoreError(RuntimeError):
+    """A run folder that does not hold the run asked for, or is busy."""
+
+
+def run_identity(config: dict[str, Any], seed: int) -> dict[str, Any]:
+    """What defines a run: the resolved config, the seed and the package version."""
+    identity = {key: config[key] for key in IDENTITY_KEYS}
+    identity["evaluation"] = config["evaluation"]
+    identity["seed"] = seed
+    identity["package"] = {"name": PACKAGE, "version": version(PACKAGE)}
+    # Through JSON and back: tuples become lists, so equal configs compare and hash equal.
+    return json.loads(json.dumps(identity))
+
+
+def library_versions() -> dict[str, str]:
+    versions = {}
+    for name in LIBRARIES:
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:
+            versions[name] = "absent"
+    return versions
+
+
+def run_hash(identity: dict[str, Any]) -> str:
+    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
 
 def run_dir(root: str | Path, config: dict[str, Any], seed: int) -> Path:
+    identity = run_identity(config, seed)
     return (
         Path(root)
-        / config["budget"]
         / game_name(config["env_id"])
         / config["algo"]
-        / f"seed_{seed}"
+        / f"seed{seed}-{run_hash(identity)}"
     )
+
+
+def check_identity(directory: Path, identity: dict[str, Any]) -> None:
+    """Refuse a folder whose config.yaml is not `identity` (an edited file, or a collision)."""
+    path = directory / "config.yaml"
+    try:
+        stored = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        return
+    if json.loads(json.dumps(stored)) != identity:
+        raise RunStoreError(
+            f"{path} describes another run than the one asked for; move the folder away"
+        )
+
+
+def read_finished(directory: Path, identity: dict[str, Any]) -> dict[str, Any] | None:
+    """The result of a finished run after checking that it is this run; None if unfinished."""
+    result = read_json(directory / "result.json")
+    if result is None:
+        return None
+    check_identity(directory, identity)
+    return result
+
+
+@contextmanager
+def locked(directory: Path):
+    """Hold the run folder's lock (released when the process dies, however it dies)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunStoreError(f"{directory} is being trained by another process") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def remove_partial_files(directory: Path) -> None:
+    """Temporary files of a process that was killed before it could rename or remove them."""
+    for path in directory.glob(".*.tmp"):
+        path.unlink(missing_ok=True)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write to a temporary file in the same folder, then rename over `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -48,7 +136,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def atomic_write_json(path: Path, data: Any) -> None:
-    atomic_write_bytes(path, (json.dumps(data, indent=1, default=float) + "\n").encode())
+    atomic_write_bytes(path, (json.dumps(data, indent=1) + "\n").encode())
 
 
 def atomic_write_yaml(path: Path, data: Any) -> None:
@@ -60,3 +148,28 @@ def read_json(path: Path, default: Any = None) -> Any:
         return json.loads(path.read_text())
     except FileNotFoundError:
         return default
+
+
+def config_paths(configs: str | Path, games: list[str] | None = None) -> list[Path]:
+    """The committed configs: `<configs>/<game>/<name>.yaml`, sorted, optionally some games."""
+    paths = sorted(Path(configs).glob("*/*.yaml"))
+    if games:
+        unknown = sorted(set(games) - {path.parent.name for path in paths})
+        if unknown:
+            known = sorted({path.parent.name for path in paths})
+            raise ValueError(f"games: no configs for {unknown}; there are {known}")
+        paths = [path for path in paths if path.parent.name in games]
+    return paths
+
+
+def planned_runs(
+    configs: str | Path, budget: str, games: list[str] | None = None
+) -> list[tuple[Path, dict[str, Any], int]]:
+    """(config path, resolved config, seed) of every run the configs define for `budget`."""
+    from training.config import load_config
+
+    planned = []
+    for path in config_paths(configs, games):
+        config = load_config(path, budget)
+        planned += [(path, config, seed) for seed in config["seeds"]]
+    return planned

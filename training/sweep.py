@@ -1,66 +1,193 @@
 """The main job: every config in configs/, every seed of the budget, then the report.
 
-    python -m training.sweep [--budget quick|full] [--workers 2] [--runs runs] [--out docs/training]
+    python -m training.sweep [--budget quick|full] [--games pig ...] [--workers 2]
+                             [--backend local|ray] [--address ADDRESS] [--runs runs]
+                             [--out docs/training]
 
-Runs go to `--runs`; a finished run is read back, a killed one resumes from its checkpoint, so
-the sweep can be stopped and started again at any time. Two worker processes suit this
-2-core machine (each trains with one torch thread).
+Runs go to the run store `--runs`: a finished run is read back, a stopped one resumes from its
+checkpoint, so the sweep can be stopped (Ctrl-C) and started again at any time. With
+`--backend ray` every run is a Ray task, on a local Ray started here or on the cluster at
+`--address`; the store must then be a path every node sees.
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing
+import datetime
+import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
-from training.config import ConfigError, load_config
-from training.report import build_report
+from training.config import BUDGETS, ConfigError
+from training.runs import planned_runs, read_finished, run_dir, run_identity
 
 
-def _work(path: str, budget: str, seed: int, runs: str) -> tuple[str, int, dict]:
-    from training.train import run
+class SweepBar:
+    """One bar over the steps of all runs: steps/s, time left, runs done, the latest gap."""
 
-    return path, seed, run(load_config(path, budget), seed, runs)
+    def __init__(self, labels: list[str], totals: list[int], done: list[int]) -> None:
+        self.labels, self.done = labels, done
+        self.current = {}
+        self.finished = sum(1 for d, t in zip(done, totals, strict=True) if d >= t)
+        self.runs = len(totals)
+        self.last_gap = ""
+        self.bar = tqdm(
+            total=sum(totals), initial=sum(done), unit="step", unit_scale=True,
+            desc="sweep", dynamic_ncols=True, file=sys.stderr,
+        )  # fmt: skip
+        self._postfix()
+
+    def _postfix(self) -> None:
+        text = f"runs {self.finished}/{self.runs}"
+        if self.last_gap:
+            text += f", {self.last_gap}"
+        self.bar.set_postfix_str(text, refresh=False)
+
+    def handle(self, message: tuple) -> None:
+        kind, index = message[0], message[1]
+        if kind in ("start", "steps", "eval"):
+            self.bar.update(message[2] - self.done[index])
+            self.done[index] = message[2]
+            if kind == "eval":
+                self.last_gap = f"{self.labels[index]} gap {100 * message[3]:.3g} %"
+        elif kind == "done":
+            self.finished += 1
+        self._postfix()
+        self.bar.refresh()
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def make_backend(name: str, workers: int, address: str | None):
+    from training.backends import LocalBackend, RayBackend
+
+    if name == "ray":
+        return RayBackend(address, workers)
+    return LocalBackend(workers)
+
+
+def sweep(
+    tasks: list[tuple[Path, dict[str, Any], int]],
+    root: str | Path,
+    backend,
+) -> tuple[list[dict], list[str], dict[str, int]]:
+    """Run every task not yet finished on `backend`; return (results, failures, counts of
+    runs trained here and of those resumed from a checkpoint)."""
+    results: list[dict | None] = [None] * len(tasks)
+    labels = [f"{path.parent.name}/{path.stem} s{seed}" for path, _, seed in tasks]
+    todo = []
+    for index, (_, config, seed) in enumerate(tasks):
+        from training.train import load_run
+
+        directory = run_dir(root, config, seed)
+        if read_finished(directory, run_identity(config, seed)) is not None:
+            results[index] = load_run(directory)
+        else:
+            todo.append(index)
+    # The longest runs first (PPO's are), so the workers finish together.
+    todo.sort(key=lambda i: (tasks[i][1]["algo"] != "ppo", -tasks[i][1]["timesteps"], i))
+    totals = [config["timesteps"] for _, config, _ in tasks]
+    done = [totals[i] if results[i] is not None else 0 for i in range(len(tasks))]
+    failures: list[str] = []
+    resumed = 0
+    bar = SweepBar(labels, totals, done)
+    try:
+        if todo:
+            backend.start([(i, tasks[i][1], tasks[i][2], str(root)) for i in todo])
+            remaining = set(todo)
+            while remaining:
+                for message in backend.poll(timeout=0.5):
+                    bar.handle(message)
+                    resumed += message[0] == "start" and message[2] > 0
+                    if message[0] in ("done", "failed"):
+                        remaining.discard(message[1])
+                    if message[0] == "done":
+                        results[message[1]] = message[2]
+                    elif message[0] == "failed":
+                        failures.append(f"{labels[message[1]]}: {message[2].strip()}")
+        backend.close()
+    except KeyboardInterrupt:
+        bar.close()
+        backend.stop()
+        raise
+    bar.close()
+    counts = {"trained": len(todo), "resumed": resumed}
+    return [r for r in results if r is not None], failures, counts
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.sweep", description=__doc__)
-    parser.add_argument("--budget", default="quick", choices=("quick", "full"))
-    parser.add_argument("--configs", default="configs", help="folder of <game>/<algo>.yaml")
-    parser.add_argument("--runs", default="runs")
+    parser = argparse.ArgumentParser(
+        prog="python -m training.sweep",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--budget", default="quick", choices=BUDGETS)
+    parser.add_argument("--configs", default="configs", help="folder of <game>/<name>.yaml")
+    parser.add_argument("--games", nargs="+", default=None, help="only these configs/ folders")
+    parser.add_argument("--runs", default="runs", help="the run store (default: runs)")
     parser.add_argument("--out", default="docs/training", help="where the report goes")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2, help="parallel runs (CPUs for Ray)")
+    parser.add_argument("--backend", default="local", choices=("local", "ray"))
+    parser.add_argument("--address", default=None, help="a Ray cluster (default: start one)")
+    parser.add_argument("--no-report", action="store_true", help="train only")
     args = parser.parse_args(argv)
-    paths = sorted(Path(args.configs).glob("*/*.yaml"))
-    tasks = []
+    if args.workers < 1:
+        parser.exit(2, f"error: --workers must be >= 1, got {args.workers}\n")
+    if args.address is not None and args.backend != "ray":
+        parser.exit(2, "error: --address needs --backend ray\n")
     try:
-        for path in paths:
-            config = load_config(path, args.budget)
-            tasks += [
-                (str(path), seed, config["timesteps"], config["algo"]) for seed in config["seeds"]
-            ]
-    except ConfigError as error:
+        tasks = planned_runs(args.configs, args.budget, args.games)
+    except (ConfigError, ValueError) as error:
         parser.exit(2, f"error: {error}\n")
-    # PPO runs first: they are the long ones, so the two workers finish together.
-    tasks.sort(key=lambda task: (task[3] != "ppo", -task[2], task[0], task[1]))
+    if not tasks:
+        parser.exit(2, f"error: no configs in {args.configs}/<game>/*.yaml\n")
     start = time.perf_counter()
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(args.workers, mp_context=context) as pool:
-        futures = [
-            pool.submit(_work, path, args.budget, seed, args.runs) for path, seed, _, _ in tasks
-        ]
-        with tqdm(total=len(futures), desc=f"{args.budget} runs", unit="run") as bar:
-            for future in as_completed(futures):
-                path, seed, result = future.result()
-                bar.set_postfix_str(f"{Path(path).parent.name}/{Path(path).stem} seed {seed}")
-                bar.update()
-    report = build_report(args.runs, args.budget, args.out)
-    print(report)
-    print(f"{len(tasks)} runs, {time.perf_counter() - start:.0f} s; report in {args.out}/")
+    backend = None
+    try:
+        backend = make_backend(args.backend, args.workers, args.address)
+        results, failures, counts = sweep(tasks, args.runs, backend)
+    except KeyboardInterrupt:
+        finished = sum(
+            read_finished(run_dir(args.runs, c, s), run_identity(c, s)) is not None
+            for _, c, s in tasks
+        )
+        print(
+            f"interrupted: {finished} of {len(tasks)} runs finished, the others keep their last "
+            "checkpoint; run the same command again to resume",
+            file=sys.stderr,
+        )
+        return 130
+    wall = time.perf_counter() - start
+    if failures:
+        print("\n\n".join(failures), file=sys.stderr)
+        print(f"{len(failures)} of {len(tasks)} runs failed; no report written", file=sys.stderr)
+        return 1
+    print(f"{len(tasks)} runs finished in {wall:.0f} s", file=sys.stderr)
+    if args.no_report:
+        return 0
+    from training.report import build_report, record_sweep
+
+    # A wall time says how long the budget takes only if this sweep trained every run whole.
+    if counts["trained"] == len(tasks) and counts["resumed"] == 0:
+        record_sweep(
+            args.out,
+            {
+                "budget": args.budget,
+                "games": sorted({path.parent.name for path, _, _ in tasks}),
+                "runs": len(tasks),
+                "backend": args.backend,
+                "workers": args.workers,
+                "wall_seconds": wall,
+                "date": datetime.date.today().isoformat(),
+            },
+        )
+    table = build_report(args.configs, args.budget, args.runs, args.out, games=args.games)
+    print(table)
+    print(f"report in {args.out}/", file=sys.stderr)
     return 0
 
 

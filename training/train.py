@@ -1,14 +1,18 @@
 """One training run: `python -m training.train CONFIG [--budget quick|full] [--seed N] [--json]`.
 
-The run evaluates its greedy policy exactly every `eval_every` steps (and at the start),
-checkpoints there, and writes its result last. Started again after a kill, it resumes from
-the last checkpoint; started again after it finished, it only reprints its result.
+The run evaluates its greedy policy exactly at the start and every `eval_every` steps, and
+checkpoints there. Started again after a kill or Ctrl-C, it resumes from the last checkpoint
+and ends exactly as an uninterrupted run would (Q-learning and PPO alike); started again
+after it finished, it only reads its result back. Its folder is named by a hash of the
+resolved config, the seed and the package version (training/runs.py), so an edited config
+is a new run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import pickle
 import sys
 import time
 from pathlib import Path
@@ -17,31 +21,63 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from training.config import ConfigError, load_config
+from training.config import ConfigError, check_seed, load_config
 from training.evaluation import ExactScorer
 from training.runs import (
     atomic_write_bytes,
     atomic_write_json,
     atomic_write_yaml,
+    check_identity,
+    library_versions,
+    locked,
+    read_finished,
     read_json,
+    remove_partial_files,
     run_dir,
+    run_identity,
 )
+from training.streams import run_streams
 
 RESULT_KEYS = ("value", "optimal_value", "gap", "relative_gap", "agreement", "steps", "seconds")
+# Q-learning trains in chunks of this many steps between progress reports (about 0.1 s).
+QLEARNING_CHUNK = 20_000
 
 
-def _make_agent(config: dict[str, Any], seed: int, scorer: ExactScorer):
+class Progress:
+    """What a run reports as it goes; the default reports nothing."""
+
+    def start(self, steps: int, total: int) -> None:
+        """A session starts (at 0, or at the checkpoint it resumes from)."""
+
+    def steps(self, steps: int) -> None:
+        """Training has reached `steps` environment steps."""
+
+    def evaluated(self, point: dict[str, Any]) -> None:
+        """An exact evaluation at `point["steps"]`, checkpointed."""
+
+
+class StopRun(Exception):
+    """Raised inside training to stop after a checkpoint (`stop_after`)."""
+
+
+def agent_name(config: dict[str, Any], masked: bool) -> str:
+    if config["algo"] == "qlearning":
+        return "Q-learning"
+    return "MaskablePPO" if masked else "PPO"
+
+
+def _make_agent(config: dict[str, Any], streams, scorer: ExactScorer):
     if config["algo"] == "qlearning":
         from training.qlearning import QLearning
 
         env = gym.make(config["env_id"], **config["env_kwargs"]).unwrapped
-        return QLearning(env, config["hyperparams"], seed, config["timesteps"]), "checkpoint.npz"
+        return QLearning(env, config["hyperparams"], streams, config["timesteps"]), False
     from training.ppo import PPOAgent
 
     masked = config["hyperparams"]["masked"]
     if masked == "auto":
         masked = not bool(scorer.mdp.legal.all())
-    return PPOAgent(config, seed, masked), "checkpoint.zip"
+    return PPOAgent(config, streams, masked), masked
 
 
 def _greedy(agent, scorer: ExactScorer) -> np.ndarray:
@@ -52,98 +88,152 @@ def _greedy(agent, scorer: ExactScorer) -> np.ndarray:
     return baselines.policy_actions(agent.predictor(), scorer.mdp)
 
 
+def load_run(directory: Path) -> dict[str, Any] | None:
+    """A finished run's result with its timing merged in (`seconds`, `steps_per_second`)."""
+    result = read_json(directory / "result.json")
+    if result is None:
+        return None
+    timing = read_json(directory / "timing.json", {})
+    return {**result, **timing.get("final", {})}
+
+
 def run(
     config: dict[str, Any],
     seed: int,
     root: str | Path = "runs",
     stop_after: int | None = None,
-    progress=None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Train (or resume, or just read) the run of `config` with `seed`; return its result.
+    """Train (or resume, or just read back) the run of `config` with `seed`; return its result.
 
     `stop_after` stops after the first checkpoint at or past that many steps, as a kill
-    would (for tests). `progress(steps)` is called at each evaluation point.
+    would, and returns {"stopped_at": step}.
     """
+    seed = check_seed(seed)
+    progress = progress or Progress()
+    identity = run_identity(config, seed)
     directory = run_dir(root, config, seed)
-    finished = read_json(directory / "result.json")
-    if finished is not None:
-        return finished
-    directory.mkdir(parents=True, exist_ok=True)
-    atomic_write_yaml(directory / "config.yaml", {**config, "seed": seed})
+    if read_finished(directory, identity) is not None:
+        return load_run(directory)
+    with locked(directory):
+        if read_finished(directory, identity) is not None:
+            return load_run(directory)
+        remove_partial_files(directory)
+        check_identity(directory, identity)
+        if not (directory / "config.yaml").exists():
+            atomic_write_yaml(directory / "config.yaml", identity)
+        return _train(config, seed, directory, stop_after, progress)
+
+
+def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dict[str, Any]:
+    n_envs = config["hyperparams"].get("n_envs", 1)
+    streams = run_streams(seed, n_envs)
     scorer = ExactScorer(
-        config["env_id"], config["env_kwargs"], config["evaluation"]["episodes"], seed
+        config["env_id"], config["env_kwargs"], config["evaluation"]["episodes"], streams
     )
-    agent, checkpoint_name = _make_agent(config, seed, scorer)
-    checkpoint = directory / checkpoint_name
-    curve_path = directory / "curve.json"
-    if checkpoint.exists():
-        agent.load(checkpoint)
-        curve = [p for p in read_json(curve_path, []) if p["steps"] <= agent.step]
-    else:
-        curve = []
+    agent, masked = _make_agent(config, streams, scorer)
+    checkpoint_path, curve_path = directory / "checkpoint.pkl", directory / "curve.json"
+    timing_path = directory / "timing.json"
+    if checkpoint_path.exists():
+        agent.restore(pickle.loads(checkpoint_path.read_bytes()))
+    # A kill between writing the curve and the checkpoint leaves a point past the checkpoint.
+    curve = [p for p in read_json(curve_path, []) if p["steps"] <= agent.step]
+    timing = read_json(timing_path, {"evaluations": [], "sessions": []})
+    timing["evaluations"] = [p for p in timing["evaluations"] if p["steps"] <= agent.step]
+    session = {"start_step": agent.step, "wall_seconds": 0.0}
+    timing["sessions"].append(session)
     wall_start = time.perf_counter()
-
-    def evaluate(current) -> None:
-        point = scorer.score(_greedy(current, scorer))
-        point.update(steps=current.step, training_seconds=current.training_seconds)
-        curve.append(point)
-        atomic_write_json(curve_path, curve)
-        current.save(checkpoint)
-        if progress is not None:
-            progress(current.step)
-
-    if not curve:
-        evaluate(agent)
     total, every = config["timesteps"], config["eval_every"]
-    if config["algo"] == "qlearning":
-        while agent.step < total:
-            agent.learn(min(total, (agent.step // every + 1) * every))
-            evaluate(agent)
-            if stop_after is not None and agent.step >= stop_after and agent.step < total:
-                return {"stopped_at": agent.step}
-    else:
+    progress.start(agent.step, total)
 
-        class Stop(Exception):
-            pass
+    def evaluate() -> None:
+        start = time.perf_counter()
+        point = scorer.score(_greedy(agent, scorer))
+        point["steps"] = agent.step
+        curve.append(point)
+        timing["evaluations"].append(
+            {
+                "steps": agent.step,
+                "training_seconds": agent.training_seconds,
+                "evaluation_seconds": time.perf_counter() - start,
+            }
+        )
+        session["wall_seconds"] = time.perf_counter() - wall_start
+        session["end_step"] = agent.step
+        # The curve first: a kill before the checkpoint only leaves a point to recompute.
+        atomic_write_json(curve_path, curve)
+        atomic_write_json(timing_path, timing)
+        atomic_write_bytes(checkpoint_path, pickle.dumps(agent.checkpoint_state()))
+        progress.evaluated(point)
+        if stop_after is not None and stop_after <= agent.step < total:
+            raise StopRun
 
-        def on_eval(current) -> None:
-            evaluate(current)
-            if stop_after is not None and current.step >= stop_after:
-                raise Stop
-
-        try:
-            agent.learn(total, every, on_eval)
-        except Stop:
-            return {"stopped_at": agent.step}
-        if curve[-1]["steps"] != agent.step:
-            evaluate(agent)
-    final = dict(curve[-1])
-    final.update(
-        agent="Q-learning" if config["algo"] == "qlearning" else agent.cls.__name__,
-        env_id=config["env_id"],
-        env_kwargs=config["env_kwargs"],
-        algo=config["algo"],
-        budget=config["budget"],
-        seed=seed,
-        steps=agent.step,
-        seconds=agent.training_seconds,
-        steps_per_second=agent.step / max(agent.training_seconds, 1e-9),
-        wall_seconds_last_session=time.perf_counter() - wall_start,
+    try:
+        if not curve:
+            evaluate()
+        if config["algo"] == "qlearning":
+            while agent.step < total:
+                boundary = min(total, (agent.step // every + 1) * every)
+                while agent.step < boundary:
+                    agent.learn(min(boundary, agent.step + QLEARNING_CHUNK))
+                    progress.steps(agent.step)
+                evaluate()
+        else:
+            agent.learn(total, every, evaluate, progress.steps)
+            progress.steps(agent.step)
+            if curve[-1]["steps"] != agent.step:
+                evaluate()
+    except StopRun:
+        return {"stopped_at": agent.step}
+    result = {
+        **curve[-1],
+        "agent": agent_name(config, masked),
+        "env_id": config["env_id"],
+        "env_kwargs": config["env_kwargs"],
+        "algo": config["algo"],
+        "seed": seed,
+        "run": directory.name,
+        "libraries": library_versions(),
+    }
+    timing["final"] = {
+        "seconds": agent.training_seconds,
+        "steps_per_second": agent.step / max(agent.training_seconds, 1e-9),
+        "wall_seconds": sum(s["wall_seconds"] for s in timing["sessions"]),
+    }
+    agent.save_policy(
+        directory / ("policy_q.npy" if config["algo"] == "qlearning" else "policy.zip")
     )
-    _save_policy(agent, directory)
-    atomic_write_json(directory / "result.json", final)
-    return final
+    atomic_write_json(timing_path, timing)
+    atomic_write_json(directory / "result.json", result)
+    checkpoint_path.unlink(missing_ok=True)  # the policy and result say everything now
+    return {**result, **timing["final"]}
 
 
-def _save_policy(agent, directory: Path) -> None:
-    if hasattr(agent, "q_table"):
-        import io
+class BarProgress(Progress):
+    """A tqdm bar: steps, steps/s, time left, and the exact gap at the last evaluation."""
 
-        buffer = io.BytesIO()
-        np.save(buffer, agent.q_table())
-        atomic_write_bytes(directory / "policy_q.npy", buffer.getvalue())
-    else:
-        agent.save(directory / "policy.zip")
+    def __init__(self, label: str) -> None:
+        self.label, self.bar, self.checkpoint = label, None, None
+
+    def start(self, steps: int, total: int) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(
+            total=total, initial=steps, desc=self.label, unit="step", unit_scale=True,
+            dynamic_ncols=True, file=sys.stderr,
+        )  # fmt: skip
+
+    def steps(self, steps: int) -> None:
+        self.bar.update(steps - self.bar.n)
+
+    def evaluated(self, point: dict[str, Any]) -> None:
+        self.checkpoint = point["steps"]
+        self.bar.set_postfix_str(f"gap {100 * point['relative_gap']:.3g} %", refresh=False)
+        self.steps(point["steps"])
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,27 +241,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("config", help="a YAML file such as configs/sum_avoid/qlearning.yaml")
     parser.add_argument("--budget", default="quick", choices=("quick", "full"))
     parser.add_argument("--seed", type=int, default=None, help="default: the budget's first")
-    parser.add_argument("--runs", default="runs", help="where runs are written")
+    parser.add_argument("--runs", default="runs", help="the run store (default: runs)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     parser.add_argument("--stop-after", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     try:
         config = load_config(args.config, args.budget)
+        seed = config["seeds"][0] if args.seed is None else check_seed(args.seed)
     except ConfigError as error:
         parser.exit(2, f"error: {error}\n")
-    seed = config["seeds"][0] if args.seed is None else args.seed
-
-    def progress(steps: int) -> None:
-        print(f"{steps} / {config['timesteps']} steps", file=sys.stderr, flush=True)
-
-    result = run(config, seed, args.runs, stop_after=args.stop_after, progress=progress)
+    bar = BarProgress(f"{Path(args.config).parent.name}/{Path(args.config).stem} seed {seed}")
+    try:
+        result = run(config, seed, args.runs, stop_after=args.stop_after, progress=bar)
+    except KeyboardInterrupt:
+        bar.close()
+        where = run_dir(args.runs, config, seed)
+        if bar.checkpoint is None:
+            print(f"interrupted; nothing checkpointed yet in {where}", file=sys.stderr)
+        else:
+            print(
+                f"interrupted; {where} keeps the checkpoint at step {bar.checkpoint:,}: "
+                "run the same command again to resume",
+                file=sys.stderr,
+            )
+        return 130
+    finally:
+        bar.close()
     if "stopped_at" in result:
         print(f"stopped at {result['stopped_at']} steps (resume by running again)")
         return 0
     for key in RESULT_KEYS:
         print(f"{key:>14}: {result[key]:.6g}")
     if args.json:
-        print(json.dumps({key: result[key] for key in (*RESULT_KEYS, "seed", "env_id", "algo")}))
+        keys = (*RESULT_KEYS, "seed", "env_id", "algo", "run")
+        print(json.dumps({key: result[key] for key in keys}))
     return 0
 
 
