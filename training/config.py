@@ -12,13 +12,29 @@ seeds, and two budgets (`quick` and `full`) of environment steps and evaluation 
     budgets:
       quick: {timesteps: 300000, eval_every: 30000}
       full: {timesteps: 3000000, eval_every: 100000, seeds: [0, 1, 2, 3, 4]}
+
+Every value is checked for type and range before any training starts; a bad one raises a
+one-line `ConfigError` that starts with the config's path and names the full key, e.g.
+`configs/pig/ppo.yaml: hyperparams.n_epochs must be an integer >= 1, got -3`.
+
+Hyperparameters resolve to plain data (numbers, strings, lists, dicts), never to library
+objects:
+
+- Q-learning: `gamma` and `initial_q` floats; `epsilon` a dict {start, end, fraction};
+  `learning_rate` that dict or {power}. A number, `{schedule: constant, value: X}` and
+  `{schedule: linear, start, end, fraction}` all resolve to {start, end, fraction}.
+- PPO: only the keys of `PPO_CHECKS`, plus the defaults of `PPO_DEFAULTS`; SB3's defaults
+  apply to the keys not given. `learning_rate` and `clip_range` resolve to a float (a number
+  or `{schedule: constant, value: X}`) or to {"schedule": "linear", "start", "end",
+  "fraction"}; `policy_kwargs.activation_fn` stays a name such as 'relu'.
 """
 
 from __future__ import annotations
 
 import copy
-import inspect
+import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +47,40 @@ BUDGETS = ("quick", "full")
 TOP_KEYS = {"env_id", "env_kwargs", "algo", "seeds", "evaluation", "hyperparams", "budgets"}
 BUDGET_KEYS = {"timesteps", "eval_every", "seeds"}
 EVALUATION_KEYS = {"episodes"}
-SCHEDULE_KEYS = {"start", "end", "fraction"}
+SCHEDULES = ("constant", "linear")
+LINEAR_KEYS = {"schedule", "start", "end", "fraction"}
 QLEARNING_KEYS = {"gamma", "learning_rate", "epsilon", "initial_q"}
-# Keys of ours for PPO; the rest must be keyword arguments of SB3's PPO (or MaskablePPO).
-PPO_OWN_KEYS = {"n_envs", "obs_encoding", "reward_scale", "masked"}
 OBS_ENCODINGS = ("onehot", "normalized")
+ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu")
+POLICY_KWARGS_KEYS = {"net_arch", "activation_fn"}
+# Keys of ours for PPO, always present in a resolved config.
+PPO_DEFAULTS = {"n_envs": 8, "obs_encoding": "onehot", "reward_scale": 1.0, "masked": "auto"}
+# SB3's defaults for PPO and MaskablePPO, needed to check batch_size when these are not given.
+SB3_N_STEPS, SB3_BATCH_SIZE = 2048, 64
+# Arguments of SB3's PPO that a config may not set: unsupported here, or set by the trainer.
+SB3_UNSUPPORTED = {
+    "use_sde",
+    "sde_sample_freq",
+    "rollout_buffer_class",
+    "rollout_buffer_kwargs",
+    "policy",
+    "env",
+    "seed",
+    "verbose",
+    "tensorboard_log",
+    "device",
+    "_init_setup_model",
+}
+# numpy's legacy seeding (SB3's set_random_seed) refuses larger seeds.
+SEED_LIMIT = 2**32
+
+# A range for numbers: how a message states it, and its test.
+Bound = tuple[str, Callable[[float], bool]]
+POSITIVE: Bound = ("> 0", lambda x: x > 0)
+NON_NEGATIVE: Bound = (">= 0", lambda x: x >= 0)
+UNIT: Bound = ("in [0, 1]", lambda x: 0 <= x <= 1)
+UNIT_OPEN_LOW: Bound = ("in (0, 1]", lambda x: 0 < x <= 1)
+ANY: Bound = ("", lambda x: True)
 
 
 class ConfigError(ValueError):
@@ -50,7 +95,7 @@ def load_config(path: str | Path, budget: str = "quick") -> dict[str, Any]:
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
     except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML: {error}") from None
+        raise ConfigError(f"{path}: not valid YAML: {_yaml_problem(error)}") from None
     return resolve_config(raw, budget, source=str(path))
 
 
@@ -62,7 +107,7 @@ def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> d
     for key in ("env_id", "algo", "hyperparams", "budgets"):
         if key not in raw:
             raise ConfigError(f"{source}: missing key '{key}'")
-    if raw["env_id"] not in ENV_IDS:
+    if not isinstance(raw["env_id"], str) or raw["env_id"] not in ENV_IDS:
         raise ConfigError(f"{source}: env_id must be one of {list(ENV_IDS)}, got {raw['env_id']!r}")
     if raw["algo"] not in ALGOS:
         raise ConfigError(f"{source}: algo must be one of {list(ALGOS)}, got {raw['algo']!r}")
@@ -72,12 +117,12 @@ def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> d
     try:
         make_model(raw["env_id"], **env_kwargs)
     except (TypeError, ValueError) as error:
-        raise ConfigError(f"{source}: env_kwargs: {error}") from None
+        raise ConfigError(f"{source}: env_kwargs: {_one_line(error)}") from None
     if budget not in BUDGETS:
         raise ConfigError(f"budget must be one of {list(BUDGETS)}, got {budget!r}")
+    if "seeds" in raw:
+        _check_seeds(raw["seeds"], f"{source}: seeds")
     budgets = raw["budgets"]
-    if not isinstance(budgets, dict):
-        raise ConfigError(f"{source}: budgets must be a mapping")
     _no_unknown(budgets, set(BUDGETS), f"{source}: budgets")
     if budget not in budgets:
         raise ConfigError(f"{source}: budgets has no '{budget}' entry")
@@ -85,14 +130,14 @@ def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> d
         _check_budget(entry, f"{source}: budgets.{name}")
     chosen = budgets[budget]
     seeds = chosen.get("seeds", raw.get("seeds", [0]))
-    _check_seeds(seeds, f"{source}: seeds")
-    evaluation = raw.get("evaluation") or {}
+    evaluation = raw.get("evaluation")
+    evaluation = {} if evaluation is None else evaluation
     _no_unknown(evaluation, EVALUATION_KEYS, f"{source}: evaluation")
-    episodes = evaluation.get("episodes", 300)
-    _positive_int(episodes, f"{source}: evaluation.episodes", minimum=0)
-    hyperparams = raw["hyperparams"] or {}
+    episodes = _integer(evaluation.get("episodes", 300), f"{source}: evaluation.episodes", 0)
+    hyperparams = raw["hyperparams"]
+    hyperparams = {} if hyperparams is None else hyperparams
     if not isinstance(hyperparams, dict):
-        raise ConfigError(f"{source}: hyperparams must be a mapping")
+        raise ConfigError(f"{source}: hyperparams must be a mapping, got {hyperparams!r}")
     if raw["algo"] == "qlearning":
         hyperparams = _check_qlearning(hyperparams, f"{source}: hyperparams")
     else:
@@ -111,118 +156,291 @@ def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> d
     }
 
 
+def check_seed(seed: Any) -> int:
+    """A seed given on its own (the CLI's `--seed`): an integer >= 0."""
+    return _check_one_seed(seed, "seed")
+
+
 def game_name(env_id: str) -> str:
     """dice_envs/SumAvoid-v0 -> sum_avoid (the configs/ folder name)."""
     name = env_id.split("/")[-1].split("-")[0]
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
+# Messages
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())
+
+
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None)
+    if problem and mark is not None:
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return _one_line(error)
+
+
+def _got(value: Any, integer: bool = False) -> str:
+    """`got <value>`, explaining a number that YAML read as a string."""
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return f"got {value!r}"
+        if math.isfinite(number):
+            return f"got the string {value!r} ({_number_hint(value.strip(), number, integer)})"
+    return f"got {value!r}"
+
+
+def _number_hint(text: str, number: float, integer: bool) -> str:
+    # PyYAML (YAML 1.1) reads a float only with a dot, and an exponent only with a sign.
+    exponent = re.fullmatch(r"([-+]?\d+)(\.\d*)?[eE]([-+]?)(\d+)", text)
+    if integer and number.is_integer():
+        fixed = str(int(number))
+    elif exponent:
+        mantissa, fraction, sign, power = exponent.groups()
+        fixed = f"{mantissa}{fraction or '.0'}e{sign or '+'}{power}"
+    else:
+        fixed = text
+    if exponent and fixed != text:
+        return f"PyYAML reads {text} as a string, not a number: write {fixed}"
+    return f"a quoted number is a string: write {fixed} without quotes"
+
+
 def _no_unknown(mapping: Any, allowed: set[str], where: str) -> None:
     if not isinstance(mapping, dict):
         raise ConfigError(f"{where} must be a mapping, got {mapping!r}")
-    unknown = sorted(set(mapping) - allowed)
+    unknown = sorted(set(mapping) - allowed, key=str)
     if unknown:
         raise ConfigError(f"{where}: unknown key '{unknown[0]}'; allowed: {sorted(allowed)}")
 
 
-def _positive_int(value: Any, where: str, minimum: int = 1) -> None:
+def _missing(mapping: dict, key: str, where: str, why: str = "") -> Any:
+    if key not in mapping:
+        raise ConfigError(f"{where}: missing key '{key}'{why}")
+    return mapping[key]
+
+
+# Values
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _integer(value: Any, where: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{where} must be an integer >= {minimum}, got {value!r}")
+        raise ConfigError(f"{where} must be an integer >= {minimum}, {_got(value, True)}")
+    return value
+
+
+def _number(value: Any, where: str, bound: Bound = ANY, alternative: str = "") -> float:
+    """A finite int or float (not a bool) within `bound`, as a float."""
+    text, test = bound
+    rule = f"a number {text}".rstrip() + alternative
+    if not _is_number(value):
+        raise ConfigError(f"{where} must be {rule}, {_got(value)}")
+    if not math.isfinite(value):
+        raise ConfigError(f"{where} must be {rule} (finite), got {value!r}")
+    if not test(value):
+        raise ConfigError(f"{where} must be {rule}, got {value!r}")
+    return float(value)
+
+
+def _optional_number(value: Any, where: str, bound: Bound) -> float | None:
+    if value is None:
+        return None
+    return _number(value, where, bound, " or null")
+
+
+def _choice(value: Any, where: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ConfigError(f"{where} must be one of {list(choices)}, got {value!r}")
+    return value
+
+
+def _boolean(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where} must be true or false, got {value!r}")
+    return value
+
+
+def _schedule(
+    value: Any, where: str, start: Bound, end: Bound, named: bool
+) -> float | dict[str, float]:
+    """A number or {schedule: constant, value} (a float), or a linear schedule {start, end,
+    fraction}. Without `named`, a mapping with no `schedule` key is a linear one."""
+    if not isinstance(value, dict):
+        return _number(value, where, start, " or a schedule mapping")
+    if named or "schedule" in value:
+        name = _missing(value, "schedule", where, f" (one of {list(SCHEDULES)})")
+        if not isinstance(name, str) or name not in SCHEDULES:
+            raise ConfigError(f"{where}.schedule must be one of {list(SCHEDULES)}, got {name!r}")
+        if name == "constant":
+            _no_unknown(value, {"schedule", "value"}, where)
+            return _number(_missing(value, "value", where), f"{where}.value", start)
+    _no_unknown(value, LINEAR_KEYS, where)
+    return {
+        "start": _number(_missing(value, "start", where), f"{where}.start", start),
+        "end": _number(_missing(value, "end", where), f"{where}.end", end),
+        "fraction": _number(value.get("fraction", 1.0), f"{where}.fraction", UNIT_OPEN_LOW),
+    }
+
+
+# Top level
+
+
+def _check_one_seed(seed: Any, where: str) -> int:
+    seed = _integer(seed, where, 0)
+    if seed >= SEED_LIMIT:
+        raise ConfigError(f"{where} must be an integer < 2**32 (numpy's limit), got {seed}")
+    return seed
 
 
 def _check_seeds(seeds: Any, where: str) -> None:
     if not isinstance(seeds, list) or not seeds:
-        raise ConfigError(f"{where} must be a non-empty list of integers, got {seeds!r}")
-    for seed in seeds:
-        _positive_int(seed, where, minimum=0)
+        raise ConfigError(f"{where} must be a non-empty list of integers >= 0, got {seeds!r}")
+    seen = set()
+    for index, seed in enumerate(seeds):
+        _check_one_seed(seed, f"{where}[{index}]")
+        if seed in seen:
+            raise ConfigError(f"{where} must not repeat a seed, got {seed} twice in {seeds}")
+        seen.add(seed)
 
 
 def _check_budget(entry: Any, where: str) -> None:
     _no_unknown(entry, BUDGET_KEYS, where)
     for key in ("timesteps", "eval_every"):
-        if key not in entry:
-            raise ConfigError(f"{where}: missing key '{key}'")
-        _positive_int(entry[key], f"{where}.{key}")
+        _integer(_missing(entry, key, where), f"{where}.{key}", 1)
+    if entry["eval_every"] > entry["timesteps"]:
+        raise ConfigError(
+            f"{where}.eval_every must be <= timesteps ({entry['timesteps']}), "
+            f"got {entry['eval_every']}"
+        )
     if "seeds" in entry:
         _check_seeds(entry["seeds"], f"{where}.seeds")
 
 
-def _check_schedule(value: Any, where: str) -> dict[str, float]:
-    """A linear schedule {start, end, fraction}, or a number for a constant one."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return {"start": float(value), "end": float(value), "fraction": 1.0}
-    _no_unknown(value, SCHEDULE_KEYS, where)
-    schedule = {
-        "start": value.get("start"),
-        "end": value.get("end"),
-        "fraction": value.get("fraction", 1.0),
-    }
-    for key, number in schedule.items():
-        if isinstance(number, bool) or not isinstance(number, int | float):
-            raise ConfigError(f"{where}.{key} must be a number, got {number!r}")
-    if not 0 < schedule["fraction"] <= 1:
-        raise ConfigError(f"{where}.fraction must be in (0, 1], got {schedule['fraction']!r}")
-    return {key: float(number) for key, number in schedule.items()}
+# Q-learning
 
 
 def _check_qlearning(hyperparams: dict, where: str) -> dict[str, Any]:
     _no_unknown(hyperparams, QLEARNING_KEYS, where)
-    gamma = hyperparams.get("gamma", 1.0)
-    if isinstance(gamma, bool) or not isinstance(gamma, int | float) or not 0 < gamma <= 1:
-        raise ConfigError(f"{where}.gamma must be a number in (0, 1], got {gamma!r}")
-    initial = hyperparams.get("initial_q", 0.0)
-    if isinstance(initial, bool) or not isinstance(initial, int | float):
-        raise ConfigError(f"{where}.initial_q must be a number, got {initial!r}")
-    resolved = {"gamma": float(gamma), "initial_q": float(initial)}
+    resolved: dict[str, Any] = {
+        "gamma": _number(hyperparams.get("gamma", 1.0), f"{where}.gamma", UNIT_OPEN_LOW),
+        "initial_q": _number(hyperparams.get("initial_q", 0.0), f"{where}.initial_q"),
+    }
     rate = hyperparams.get("learning_rate", 0.1)
     if isinstance(rate, dict) and "power" in rate:
         _no_unknown(rate, {"power"}, f"{where}.learning_rate")
-        power = rate["power"]
-        if isinstance(power, bool) or not isinstance(power, int | float) or not 0.5 < power <= 1:
-            raise ConfigError(f"{where}.learning_rate.power must be in (0.5, 1], got {power!r}")
-        resolved["learning_rate"] = {"power": float(power)}
+        power: Bound = ("in (0.5, 1]", lambda x: 0.5 < x <= 1)
+        resolved["learning_rate"] = {
+            "power": _number(rate["power"], f"{where}.learning_rate.power", power)
+        }
     for key, default in (("learning_rate", 0.1), ("epsilon", 0.1)):
         if key in resolved:
             continue
-        schedule = _check_schedule(hyperparams.get(key, default), f"{where}.{key}")
-        for end in ("start", "end"):
-            if not 0 <= schedule[end] <= 1:
-                raise ConfigError(f"{where}.{key}.{end} must be in [0, 1], got {schedule[end]}")
+        schedule = _schedule(hyperparams.get(key, default), f"{where}.{key}", UNIT, UNIT, False)
+        if isinstance(schedule, float):
+            schedule = {"start": schedule, "end": schedule, "fraction": 1.0}
         resolved[key] = schedule
     return resolved
 
 
-def _check_ppo(hyperparams: dict, where: str) -> dict[str, Any]:
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3 import PPO
+# PPO
 
-    allowed = set(inspect.signature(PPO.__init__).parameters) | set(
-        inspect.signature(MaskablePPO.__init__).parameters
-    )
-    allowed -= {
-        "self",
-        "policy",
-        "env",
-        "seed",
-        "verbose",
-        "tensorboard_log",
-        "device",
-        "_init_setup_model",
-    }
-    _no_unknown(hyperparams, allowed | PPO_OWN_KEYS, where)
-    resolved = dict(hyperparams)
-    resolved.setdefault("n_envs", 8)
-    _positive_int(resolved["n_envs"], f"{where}.n_envs")
-    resolved.setdefault("obs_encoding", "onehot")
-    if resolved["obs_encoding"] not in OBS_ENCODINGS:
+
+def _check_masked(value: Any, where: str) -> str | bool:
+    if value != "auto" and not isinstance(value, bool):
+        raise ConfigError(f"{where} must be 'auto', true or false, got {value!r}")
+    return value
+
+
+def _ppo_schedule(end: Bound) -> Callable[[Any, str], Any]:
+    def check(value: Any, where: str) -> float | dict[str, Any]:
+        schedule = _schedule(value, where, POSITIVE, end, True)
+        if isinstance(schedule, float):
+            return schedule
+        return {"schedule": "linear", **schedule}
+
+    return check
+
+
+def _layers(value: Any, where: str, alternative: str = "") -> list[int]:
+    if (
+        not isinstance(value, list)
+        or not value
+        or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in value)
+    ):
         raise ConfigError(
-            f"{where}.obs_encoding must be one of {list(OBS_ENCODINGS)}, "
-            f"got {resolved['obs_encoding']!r}"
+            f"{where} must be a non-empty list of integers >= 1{alternative}, got {value!r}"
         )
-    scale = resolved.setdefault("reward_scale", 1.0)
-    if isinstance(scale, bool) or not isinstance(scale, int | float) or scale <= 0:
-        raise ConfigError(f"{where}.reward_scale must be a positive number, got {scale!r}")
-    masked = resolved.setdefault("masked", "auto")
-    if masked not in ("auto", True, False):
-        raise ConfigError(f"{where}.masked must be 'auto', true or false, got {masked!r}")
+    return list(value)
+
+
+def _check_policy_kwargs(value: Any, where: str) -> dict[str, Any]:
+    _no_unknown(value, POLICY_KWARGS_KEYS, where)
+    resolved: dict[str, Any] = {}
+    if "net_arch" in value:
+        arch, at = value["net_arch"], f"{where}.net_arch"
+        if isinstance(arch, dict):
+            _no_unknown(arch, {"pi", "vf"}, at)
+            resolved["net_arch"] = {
+                key: _layers(_missing(arch, key, at), f"{at}.{key}") for key in ("pi", "vf")
+            }
+        else:
+            resolved["net_arch"] = _layers(arch, at, ", or a mapping {pi: [...], vf: [...]}")
+    if "activation_fn" in value:
+        activation = value["activation_fn"]
+        resolved["activation_fn"] = _choice(activation, f"{where}.activation_fn", ACTIVATIONS)
+    return resolved
+
+
+# Every key a PPO config may set, with its check; each check returns the resolved value.
+PPO_CHECKS: dict[str, Callable[[Any, str], Any]] = {
+    "n_envs": lambda value, where: _integer(value, where, 1),
+    "obs_encoding": lambda value, where: _choice(value, where, OBS_ENCODINGS),
+    "reward_scale": lambda value, where: _number(value, where, POSITIVE),
+    "masked": _check_masked,
+    "n_steps": lambda value, where: _integer(value, where, 2),
+    "batch_size": lambda value, where: _integer(value, where, 2),
+    "n_epochs": lambda value, where: _integer(value, where, 1),
+    "learning_rate": _ppo_schedule(NON_NEGATIVE),
+    "gamma": lambda value, where: _number(value, where, UNIT_OPEN_LOW),
+    "gae_lambda": lambda value, where: _number(value, where, UNIT),
+    "clip_range": _ppo_schedule(POSITIVE),
+    "clip_range_vf": lambda value, where: _optional_number(value, where, POSITIVE),
+    "normalize_advantage": _boolean,
+    "ent_coef": lambda value, where: _number(value, where, NON_NEGATIVE),
+    "vf_coef": lambda value, where: _number(value, where, NON_NEGATIVE),
+    "max_grad_norm": lambda value, where: _number(value, where, POSITIVE),
+    "target_kl": lambda value, where: _optional_number(value, where, POSITIVE),
+    "stats_window_size": lambda value, where: _integer(value, where, 1),
+    "policy_kwargs": _check_policy_kwargs,
+}
+
+
+def _check_ppo(hyperparams: dict, where: str) -> dict[str, Any]:
+    supported = sorted(PPO_CHECKS)
+    for key in sorted(hyperparams, key=str):
+        if key in SB3_UNSUPPORTED:
+            raise ConfigError(
+                f"{where}: unsupported key '{key}' (an SB3 PPO argument that configs do not "
+                f"set); supported: {supported}"
+            )
+        if key not in PPO_CHECKS:
+            raise ConfigError(f"{where}: unknown key '{key}'; supported: {supported}")
+    resolved = {key: PPO_CHECKS[key](value, f"{where}.{key}") for key, value in hyperparams.items()}
+    for key, default in PPO_DEFAULTS.items():
+        resolved.setdefault(key, default)
+    n_steps = resolved.get("n_steps", SB3_N_STEPS)
+    batch_size = resolved.get("batch_size", SB3_BATCH_SIZE)
+    rollout = n_steps * resolved["n_envs"]
+    if batch_size > rollout:
+        raise ConfigError(
+            f"{where}.batch_size must be <= n_steps * n_envs "
+            f"({n_steps} * {resolved['n_envs']} = {rollout}), got {batch_size}"
+        )
     return resolved
