@@ -1,40 +1,22 @@
-"""Training: Q-learning reaches the optimum, runs are deterministic, survive a kill and resume,
-PPO and MaskablePPO run end to end, configs refuse bad keys, the report rebuilds."""
+"""Training: Q-learning reaches the optimum, runs are deterministic, a stopped run resumes bit
+for bit (Q-learning and PPO), PPO and MaskablePPO run end to end, the CLIs behave."""
 
-import copy
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
+from training_helpers import CONFIGS, ROOT, TINY_PPO, small, tiny_ppo
 
-from training.config import ConfigError, load_config, resolve_config
-from training.report import build_report
-from training.train import run
-
-ROOT = Path(__file__).resolve().parent.parent
-CONFIGS = ROOT / "configs"
-
-
-def small(config: dict, timesteps: int, eval_every: int, **hyperparams) -> dict:
-    config = copy.deepcopy(config)
-    config.update(timesteps=timesteps, eval_every=eval_every)
-    config["evaluation"]["episodes"] = 20
-    config["hyperparams"].update(hyperparams)
-    return config
-
-
-def tiny_ppo(game: str, encoding: str = "onehot") -> dict:
-    config = load_config(CONFIGS / game / "ppo.yaml")
-    return small(
-        config, 512, 256, n_envs=2, n_steps=64, batch_size=64, n_epochs=2, obs_encoding=encoding
-    )
+from training.config import load_config
+from training.runs import run_dir
+from training.train import Progress, run
 
 
 def test_every_config_loads_for_both_budgets():
@@ -52,27 +34,35 @@ def test_qlearning_reaches_one_percent_on_sum_avoid(tmp_path):
     result = run(config, seed=0, root=tmp_path)
     assert result["relative_gap"] < 0.01
     assert result["optimal_value"] == pytest.approx(13.2171185904, abs=1e-9)
-    curve = json.loads((tmp_path / "quick/sum_avoid/qlearning/seed_0/curve.json").read_text())
+    curve = json.loads((run_dir(tmp_path, config, 0) / "curve.json").read_text())
     assert curve[0]["steps"] == 0 and curve[-1]["steps"] == config["timesteps"]
     assert len(curve) == config["timesteps"] // config["eval_every"] + 1
 
 
-def test_same_seed_same_q_table_bit_for_bit(tmp_path):
+def _q_table(root, config, seed):
+    return np.load(run_dir(root, config, seed) / "policy_q.npy")
+
+
+def test_same_seed_same_q_table_bit_for_bit_also_across_a_resume(tmp_path):
     config = small(load_config(CONFIGS / "pig" / "qlearning.yaml"), 60_000, 20_000)
     run(config, seed=5, root=tmp_path / "a")
     run(config, seed=5, root=tmp_path / "b")
-    stopped = run(config, seed=5, root=tmp_path / "c", stop_after=20_000)
-    assert stopped == {"stopped_at": 20_000}
-    run(config, seed=5, root=tmp_path / "c")  # resumes from the checkpoint at 20,000
-    tables = [
-        np.load(tmp_path / x / "quick/pig/qlearning/seed_5/policy_q.npy") for x in ("a", "b", "c")
-    ]
+    assert run(config, seed=5, root=tmp_path / "c", stop_after=20_000) == {"stopped_at": 20_000}
+    starts = []
+
+    class Starts(Progress):
+        def start(self, steps, total):
+            starts.append(steps)
+
+    run(config, seed=5, root=tmp_path / "c", progress=Starts())
+    assert starts == [20_000]  # resumed from the checkpoint, not from zero
+    tables = [_q_table(tmp_path / x, config, 5) for x in ("a", "b", "c")]
     assert np.array_equal(tables[0], tables[1]) and np.array_equal(tables[0], tables[2])
-    other = small(config, 60_000, 20_000)
-    run(other, seed=6, root=tmp_path / "d")
-    assert not np.array_equal(
-        tables[0], np.load(tmp_path / "d/quick/pig/qlearning/seed_6/policy_q.npy")
-    )
+    for name in ("curve.json", "result.json"):
+        texts = {(run_dir(tmp_path / x, config, 5) / name).read_text() for x in "abc"}
+        assert len(texts) == 1, name
+    run(config, seed=6, root=tmp_path / "d")
+    assert not np.array_equal(tables[0], _q_table(tmp_path / "d", config, 6))
 
 
 @pytest.mark.parametrize(
@@ -84,83 +74,99 @@ def test_same_seed_same_q_table_bit_for_bit(tmp_path):
         ("pig", "MaskablePPO", "normalized"),
     ],
 )
-def test_ppo_runs_start_save_resume_and_evaluate(tmp_path, game, agent, encoding):
+def test_ppo_runs_stop_resume_and_evaluate(tmp_path, game, agent, encoding):
     config = tiny_ppo(game, encoding)
     stopped = run(config, seed=0, root=tmp_path, stop_after=256)
     assert stopped["stopped_at"] >= 256
-    directory = tmp_path / f"quick/{game}/ppo/seed_0"
-    assert (directory / "checkpoint.zip").exists() and not (directory / "result.json").exists()
+    directory = run_dir(tmp_path, config, 0)
+    assert (directory / "checkpoint.pkl").exists() and not (directory / "result.json").exists()
     result = run(config, seed=0, root=tmp_path)
     assert result["agent"] == agent and result["steps"] >= 512
     assert (directory / "policy.zip").exists() and (directory / "config.yaml").exists()
     curve = json.loads((directory / "curve.json").read_text())
     assert [p["steps"] for p in curve][:2] == [0, 256]
     assert all(0 <= p["agreement"] <= 1 and p["gap"] >= -1e-9 for p in curve)
-    assert run(config, seed=0, root=tmp_path) == json.loads((directory / "result.json").read_text())
+    assert run(config, seed=0, root=tmp_path) == result  # read back, not trained again
 
 
-@pytest.mark.slow
-def test_a_killed_run_resumes(tmp_path):
-    config_path = tmp_path / "ppo.yaml"
-    raw = yaml.safe_load((CONFIGS / "d20_rounds" / "ppo.yaml").read_text())
-    raw["hyperparams"].update(n_envs=2, n_steps=64, batch_size=64, n_epochs=2)
-    raw["budgets"]["quick"] = {"timesteps": 200_000, "eval_every": 512}
-    raw["evaluation"] = {"episodes": 5}
-    config_path.write_text(yaml.safe_dump(raw))
-    command = [sys.executable, "-m", "training.train", str(config_path), "--runs", str(tmp_path)]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    curve = tmp_path / "quick/d20_rounds/ppo/seed_0/curve.json"
-    deadline = time.time() + 60
-    while (
-        time.time() < deadline and len(json.loads(curve.read_text()) if curve.exists() else []) < 3
-    ):
-        time.sleep(0.2)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    done_before = json.loads(curve.read_text())[-1]["steps"]
-    assert 0 < done_before < 200_000
-    raw["budgets"]["quick"]["timesteps"] = done_before + 1024
-    config_path.write_text(yaml.safe_dump(raw))
-    finished = subprocess.run(command + ["--json"], cwd=ROOT, capture_output=True, text=True)
-    assert finished.returncode == 0, finished.stderr
-    result = json.loads(finished.stdout.strip().splitlines()[-1])
-    assert result["steps"] >= done_before + 1024
-    steps = [p["steps"] for p in json.loads(curve.read_text())]
-    assert steps == sorted(steps) and done_before in steps
+def _policy_parameters(path):
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(path, device="cpu")
+    return {k: v.numpy() for k, v in model.policy.state_dict().items()}
 
 
-@pytest.mark.parametrize(
-    "change, message",
-    [
-        ({"colour": "red"}, "unknown key 'colour'"),
-        ({"env_id": "dice_envs/Nope-v0"}, "env_id"),
-        ({"env_kwargs": {"N": 1}}, "N must be"),
-        ({"env_kwargs": {"goal": 10}}, "env_kwargs"),
-        ({"algo": "dqn"}, "algo"),
-        ({"hyperparams": {"epsilon": {"start": 1.0, "stop": 0.1}}}, "unknown key 'stop'"),
-        ({"hyperparams": {"learning_rate": {"power": 2}}}, "power"),
-        ({"hyperparams": {"gamma": 1.5}}, "gamma"),
-        ({"budgets": {"quick": {"timesteps": 10}}}, "eval_every"),
-        ({"budgets": {"quick": {"timesteps": 10, "eval_every": 5, "epochs": 3}}}, "'epochs'"),
-        ({"seeds": []}, "seeds"),
-    ],
-)
-def test_config_errors_name_the_key(change, message):
-    raw = yaml.safe_load((CONFIGS / "sum_avoid" / "qlearning.yaml").read_text())
-    raw.update(change)
-    with pytest.raises(ConfigError, match=message):
-        resolve_config(raw, "quick")
+def test_ppo_resume_continues_from_the_checkpoint_bit_for_bit(tmp_path, monkeypatch):
+    """Stop after the first checkpoint; the resumed session starts at its step with its
+    parameters, and ends exactly where an uninterrupted run ends."""
+    from training.ppo import PPOAgent
+
+    config = tiny_ppo("pig", timesteps=1024)
+    whole = run(config, seed=3, root=tmp_path / "whole")
+    stopped = run(config, seed=3, root=tmp_path / "split", stop_after=256)
+    directory = run_dir(tmp_path / "split", config, 3)
+    checkpoint = pickle.loads((directory / "checkpoint.pkl").read_bytes())
+    assert checkpoint["step"] == stopped["stopped_at"] == 256
+    (tmp_path / "checkpointed.zip").write_bytes(checkpoint["model"])
+    saved = _policy_parameters(tmp_path / "checkpointed.zip")
+    initial = PPOAgent(config, __import__("training.streams").streams.run_streams(3, 2), True)
+    assert any(  # the checkpoint is not the initial network, so ignoring it would show
+        not np.array_equal(v, saved[k]) for k, v in initial.parameters().items()
+    )
+    seen = {}
+    restore = PPOAgent.restore
+
+    def spying_restore(agent, state):
+        restore(agent, state)
+        seen["step"], seen["parameters"] = agent.step, agent.parameters()
+
+    monkeypatch.setattr(PPOAgent, "restore", spying_restore)
+    resumed = run(config, seed=3, root=tmp_path / "split")
+    assert seen["step"] == 256
+    assert all(np.array_equal(v, saved[k]) for k, v in seen["parameters"].items())
+    assert {k: resumed[k] for k in ("value", "steps")} == {k: whole[k] for k in ("value", "steps")}
+    ends = [
+        _policy_parameters(run_dir(tmp_path / x, config, 3) / "policy.zip")
+        for x in ("whole", "split")
+    ]
+    assert all(np.array_equal(v, ends[1][k]) for k, v in ends[0].items())
+    for name in ("curve.json", "result.json"):
+        whole_text = (run_dir(tmp_path / "whole", config, 3) / name).read_text()
+        assert (directory / name).read_text() == whole_text, name
 
 
-def test_ppo_hyperparameters_are_checked_against_sb3():
-    raw = yaml.safe_load((CONFIGS / "pig" / "ppo.yaml").read_text())
-    raw["hyperparams"]["learnin_rate"] = 0.001
-    with pytest.raises(ConfigError, match="unknown key 'learnin_rate'"):
-        resolve_config(raw)
-    raw["hyperparams"].pop("learnin_rate")
-    raw["hyperparams"]["obs_encoding"] = "binary"
-    with pytest.raises(ConfigError, match="obs_encoding"):
-        resolve_config(raw)
+def test_ppo_seeds_share_no_env_stream(tmp_path):
+    """Different seeds: different dice in every env copy, so different first observations
+    and actions (SB3's seed + rank gave seeds 0 and 1 seven env streams in common)."""
+    from training.ppo import PPOAgent
+    from training.streams import run_streams
+
+    config = tiny_ppo("pig")
+    buffers, first_draws = [], set()
+    for seed in (0, 1):
+        agent = PPOAgent(config, run_streams(seed, 2), masked=True)
+        for env in agent.env.envs:
+            first_draws.add(env.unwrapped.np_random.bit_generator.random_raw())
+        agent.learn(128, 10_000, lambda: None)
+        buffer = agent.model.rollout_buffer  # flattened by training, env copy by env copy
+        buffers.append([buffer.observations.reshape(2, 64, -1), buffer.actions.reshape(2, 64)])
+    (obs_a, act_a), (obs_b, act_b) = buffers
+    for i in range(2):
+        for j in range(2):
+            assert not np.array_equal(obs_a[i], obs_b[j])
+            assert not np.array_equal(act_a[i], act_b[j])
+    assert len(first_draws) == 4
+
+
+def test_streams_of_different_seeds_and_uses_are_all_distinct():
+    from training.streams import run_streams
+
+    states = [
+        tuple(stream.generate_state(4))
+        for seed in range(6)
+        for stream in run_streams(seed, 8).all().values()
+    ]
+    assert len(states) == 6 * 12 and len(set(states)) == len(states)
 
 
 def test_cli_errors_and_json(tmp_path):
@@ -169,31 +175,88 @@ def test_cli_errors_and_json(tmp_path):
         "env_id: dice_envs/SumAvoid-v0\nalgo: qlearning\nhyperparams: {eps: 1}\n"
         "budgets: {quick: {timesteps: 10, eval_every: 5}}\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "training.train", str(bad)], cwd=ROOT, capture_output=True, text=True
-    )
+    command = [sys.executable, "-m", "training.train"]
+    result = subprocess.run(command + [str(bad)], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 2 and "unknown key 'eps'" in result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 3  # usage and one error line
     good = tmp_path / "good.yaml"
     raw = yaml.safe_load((CONFIGS / "d20_rounds" / "qlearning.yaml").read_text())
     raw["budgets"]["quick"] = {"timesteps": 20_000, "eval_every": 10_000}
     good.write_text(yaml.safe_dump(raw))
+    runs = tmp_path / "runs"
+    refused = subprocess.run(
+        command + [str(good), "--seed", "-1", "--runs", str(runs)],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "seed must be an integer >= 0" in refused.stderr
+    assert not runs.exists()  # nothing created for a refused run
     result = subprocess.run(
-        [sys.executable, "-m", "training.train", str(good), "--seed", "3", "--json",
-         "--runs", str(tmp_path / "runs")],
+        command + [str(good), "--seed", "3", "--json", "--runs", str(runs)],
         cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout.strip().splitlines()[-1])
     assert {"value", "optimal_value", "gap", "relative_gap", "steps", "seconds"} <= set(data)
     assert data["steps"] == 20_000 and data["seed"] == 3
+    assert "gap" in result.stderr and "step" in result.stderr  # the progress bar
 
 
-def test_report_rebuilds_from_saved_runs(tmp_path):
-    for game in ("sum_avoid", "d20_rounds"):
-        config = small(load_config(CONFIGS / game / "qlearning.yaml"), 20_000, 10_000)
-        for seed in (0, 1):
-            run(config, seed=seed, root=tmp_path / "runs")
-    table = build_report(tmp_path / "runs", "quick", tmp_path / "out")
-    assert "Q-learning, 2 seeds" in table and "heuristic: stop-at-25" in table
-    assert (tmp_path / "out/report.md").exists()
-    assert (tmp_path / "out/sum_avoid.png").stat().st_size > 1000
+def _start_train(config_path, runs):
+    command = [sys.executable, "-m", "training.train", str(config_path), "--runs", str(runs)]
+    return command, subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _wait_for_points(curve_path, points, seconds=60):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if curve_path.exists() and len(json.loads(curve_path.read_text())) >= points:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{curve_path} never had {points} points")
+
+
+def _long_d20_ppo(tmp_path, timesteps=200_000):
+    config_path = tmp_path / "ppo.yaml"
+    raw = yaml.safe_load((CONFIGS / "d20_rounds" / "ppo.yaml").read_text())
+    raw["hyperparams"].update(TINY_PPO)
+    raw["budgets"]["quick"] = {"timesteps": timesteps, "eval_every": 512}
+    raw["evaluation"] = {"episodes": 5}
+    config_path.write_text(yaml.safe_dump(raw))
+    return config_path, load_config(config_path)
+
+
+def test_ctrl_c_on_a_run_exits_130_with_one_line_and_resumes(tmp_path):
+    config_path, config = _long_d20_ppo(tmp_path)
+    command, process = _start_train(config_path, tmp_path)
+    directory = run_dir(tmp_path, config, 0)
+    _wait_for_points(directory / "curve.json", 3)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=10)
+    assert process.returncode == 130
+    assert "Traceback" not in stderr
+    last = stderr.strip().splitlines()[-1]
+    assert "run the same command again to resume" in last and "checkpoint at step" in last
+    checkpoint = pickle.loads((directory / "checkpoint.pkl").read_bytes())
+    steps = [p["steps"] for p in json.loads((directory / "curve.json").read_text())]
+    assert checkpoint["step"] == steps[-1] > 0
+    assert not list(directory.glob(".*.tmp"))
+
+
+def test_a_killed_run_resumes(tmp_path):
+    config_path, config = _long_d20_ppo(tmp_path, timesteps=10_240)
+    command, process = _start_train(config_path, tmp_path)
+    curve = run_dir(tmp_path, config, 0) / "curve.json"
+    _wait_for_points(curve, 3)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    done_before = json.loads(curve.read_text())[-1]["steps"]
+    assert 0 < done_before < 10_240
+    # The same run, resumed by a new process, finishes.
+    finished = subprocess.run(command + ["--json"], cwd=ROOT, capture_output=True, text=True)
+    assert finished.returncode == 0, finished.stderr
+    result = json.loads(finished.stdout.strip().splitlines()[-1])
+    assert result["steps"] == 10_240
+    steps = [p["steps"] for p in json.loads(curve.read_text())]
+    assert steps == sorted(steps) and done_before in steps

@@ -81,8 +81,14 @@ class LocalBackend:
             self.tasks.put(task)
         for _ in self.processes:
             self.tasks.put(None)
-        for process in self.processes:
-            process.start()
+        # Started with SIGINT ignored (kept across exec), so a Ctrl-C that reaches the process
+        # group while a worker still imports can not print a traceback there either.
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            for process in self.processes:
+                process.start()
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
     def poll(self, timeout: float) -> list[tuple]:
         try:

@@ -1,0 +1,204 @@
+"""The run store and the report: runs are named by their identity, finished runs are checked
+before they are read back, the report reads exactly the planned runs, and a sweep stopped by
+Ctrl-C leaves only complete files and finishes when started again."""
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import yaml
+from training_helpers import CONFIGS, ROOT, small, write_configs
+
+import training.runs
+from training.config import load_config
+from training.report import ReportError, build_report
+from training.runs import RunStoreError, locked, run_dir
+from training.sweep import SweepBar
+from training.train import run
+
+CHANGES = [
+    ("env_kwargs", {"N": 11}),
+    ("timesteps", 30_000),
+    ("eval_every", 5_000),
+    ("evaluation", {"episodes": 21}),
+    ("hyperparams.gamma", 0.99),
+    ("hyperparams.learning_rate", {"power": 0.6}),
+    ("hyperparams.epsilon", {"start": 1.0, "end": 0.1, "fraction": 0.3}),
+    ("hyperparams.initial_q", 1.0),
+]
+
+
+def _base():
+    return small(load_config(CONFIGS / "sum_avoid" / "qlearning.yaml"), 20_000, 10_000)
+
+
+def _changed(config, dotted, value):
+    config = json.loads(json.dumps(config))
+    *parents, leaf = dotted.split(".")
+    node = config
+    for key in parents:
+        node = node[key]
+    node[leaf] = value
+    return config
+
+
+@pytest.mark.parametrize("dotted, value", CHANGES)
+def test_any_config_change_is_another_run(tmp_path, dotted, value):
+    base = _base()
+    assert run_dir(tmp_path, _changed(base, dotted, value), 0) != run_dir(tmp_path, base, 0)
+
+
+def test_seed_and_package_version_are_part_of_the_identity(tmp_path, monkeypatch):
+    base = _base()
+    assert run_dir(tmp_path, base, 1) != run_dir(tmp_path, base, 0)
+    before = run_dir(tmp_path, base, 0)
+    monkeypatch.setattr(training.runs, "version", lambda name: "99.0")
+    assert run_dir(tmp_path, base, 0) != before
+
+
+def test_an_edited_config_trains_anew_and_leaves_the_old_run_alone(tmp_path):
+    old = _base()
+    first = run(old, 0, tmp_path)
+    old_dir = run_dir(tmp_path, old, 0)
+    old_files = {p.name: p.read_bytes() for p in old_dir.iterdir() if p.is_file()}
+    new = _changed(old, "hyperparams.learning_rate", {"power": 0.6})
+    second = run(new, 0, tmp_path)
+    assert run_dir(tmp_path, new, 0) != old_dir and second["run"] != first["run"]
+    q_old = np.load(old_dir / "policy_q.npy")
+    q_new = np.load(run_dir(tmp_path, new, 0) / "policy_q.npy")
+    assert not np.array_equal(q_old, q_new)
+    assert {p.name: p.read_bytes() for p in old_dir.iterdir() if p.is_file()} == old_files
+    assert run(old, 0, tmp_path) == first  # and the old one is still read back
+
+
+def test_a_folder_that_describes_another_run_is_refused(tmp_path):
+    config = _base()
+    run(config, 0, tmp_path)
+    path = run_dir(tmp_path, config, 0) / "config.yaml"
+    path.write_text(path.read_text().replace("timesteps: 20000", "timesteps: 20001"))
+    with pytest.raises(RunStoreError, match="another run"):
+        run(config, 0, tmp_path)
+
+
+def test_one_process_at_a_time_trains_a_run(tmp_path):
+    config = _base()
+    directory = run_dir(tmp_path, config, 0)
+    with locked(directory), pytest.raises(RunStoreError, match="another process"):
+        run(config, 0, tmp_path)
+    assert not (directory / "result.json").exists()
+
+
+def _tiny_configs(folder):
+    return write_configs(
+        folder,
+        {
+            "sum_avoid/qlearning": {
+                "algo": "qlearning",
+                "budget": {"timesteps": 20_000, "eval_every": 10_000},
+            },
+            # A second config of the same game and algorithm, side by side.
+            "sum_avoid/qlearning_greedier": {
+                "algo": "qlearning",
+                "budget": {"timesteps": 20_000, "eval_every": 10_000},
+                "hyperparams": {"epsilon": {"start": 0.5, "end": 0.05, "fraction": 0.5}},
+            },
+            "d20_rounds/qlearning": {
+                "algo": "qlearning",
+                "budget": {"timesteps": 20_000, "eval_every": 10_000},
+            },
+        },
+    )
+
+
+def _sweep(*args):
+    command = [sys.executable, "-m", "training.sweep", *map(str, args)]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
+
+
+def test_the_report_reads_only_the_planned_runs(tmp_path):
+    configs, runs, out = _tiny_configs(tmp_path / "configs"), tmp_path / "runs", tmp_path / "out"
+    done = _sweep("--configs", configs, "--runs", runs, "--out", out)
+    assert done.returncode == 0, done.stderr
+    report = (out / "report.md").read_text()
+    assert "Q-learning, 2 seeds" in report and "Q-learning (qlearning_greedier), 2 seeds" in report
+    assert "heuristic: stop-at-25" in report
+    assert len(list((runs / "sum_avoid" / "qlearning").iterdir())) == 4  # two configs x 2 seeds
+    # Ad hoc: another seed, and an edited config, in the same store.
+    config = load_config(configs / "sum_avoid" / "qlearning.yaml")
+    run(config, 3, runs)
+    run(_changed(config, "hyperparams.gamma", 0.9), 0, runs)
+    build_report(configs, "quick", runs, out)
+    assert (out / "report.md").read_text() == report
+    path = configs / "d20_rounds" / "qlearning.yaml"
+    raw = yaml.safe_load(path.read_text())
+    raw["seeds"] = [0, 1, 2]
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ReportError, match="1 planned runs are not finished"):
+        build_report(configs, "quick", runs, out)
+
+
+def test_the_sweep_bar_counts_steps_over_runs():
+    bar = SweepBar(["a", "b", "c"], totals=[100, 200, 50], done=[0, 0, 50])
+    for message in [
+        ("start", 0, 0), ("steps", 0, 60), ("start", 1, 40), ("eval", 1, 80, 0.0123),
+        ("steps", 0, 100), ("done", 0, {}),
+    ]:  # fmt: skip
+        bar.handle(message)
+    assert bar.bar.n == 100 + 80 + 50 and bar.finished == 2
+    assert "b gap 1.23 %" in bar.last_gap
+    bar.close()
+
+
+def test_ctrl_c_stops_a_sweep_and_the_rerun_finishes_the_rest(tmp_path):
+    configs = write_configs(
+        tmp_path / "configs",
+        {
+            "sum_avoid/qlearning": {
+                "algo": "qlearning",
+                "budget": {"timesteps": 10_000, "eval_every": 5_000},
+                "seeds": [0],
+            },
+            "d20_rounds/ppo": {
+                "algo": "ppo",
+                "budget": {"timesteps": 40_960, "eval_every": 1024},
+                "hyperparams": {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 2},
+                "seeds": [0, 1],
+            },
+        },
+    )
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    command = [sys.executable, "-m", "training.sweep", "--configs", str(configs)]
+    command += ["--runs", str(runs), "--out", str(out), "--workers", "2"]
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.time() + 90
+    while time.time() < deadline and len(list(runs.glob("d20_rounds/ppo/*/checkpoint.pkl"))) < 1:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    started = time.monotonic()
+    os.killpg(process.pid, signal.SIGINT)  # as Ctrl-C does: the sweep and its workers
+    _, stderr = process.communicate(timeout=30)
+    assert time.monotonic() - started < 10
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert "run the same command again to resume" in stderr.strip().splitlines()[-1]
+    assert not list(runs.rglob(".*.tmp"))
+    for path in runs.rglob("*.json"):
+        json.loads(path.read_text())
+    checkpoints = list(runs.rglob("checkpoint.pkl"))
+    assert checkpoints and any(pickle.loads(p.read_bytes())["step"] > 0 for p in checkpoints)
+    assert not (out / "report.md").exists()
+    finished_before = {p: p.read_bytes() for p in runs.rglob("result.json")}
+    rerun = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert rerun.returncode == 0, rerun.stderr
+    assert len(list(runs.rglob("result.json"))) == 3
+    assert all(p.read_bytes() == data for p, data in finished_before.items())
+    assert (out / "report.md").exists()

@@ -1,0 +1,46 @@
+"""Small configs for training tests: the committed ones with tiny budgets."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import yaml
+
+from training.config import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = ROOT / "configs"
+TINY_PPO = {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 2}
+
+
+def small(config: dict, timesteps: int, eval_every: int, **hyperparams) -> dict:
+    config = copy.deepcopy(config)
+    config.update(timesteps=timesteps, eval_every=eval_every)
+    config["evaluation"]["episodes"] = 20
+    config["hyperparams"].update(hyperparams)
+    return config
+
+
+def tiny_ppo(game: str, encoding: str = "onehot", timesteps: int = 512) -> dict:
+    config = load_config(CONFIGS / game / "ppo.yaml")
+    return small(config, timesteps, 256, obs_encoding=encoding, **TINY_PPO)
+
+
+def write_configs(folder: Path, entries: dict[str, dict]) -> Path:
+    """Write `<folder>/<game>/<name>.yaml` from the committed `<game>/<algo>.yaml`, changed.
+
+    `entries` maps "game/name" to {"algo": ..., "budget": {...}, "hyperparams": {...},
+    "seeds": [...]}.
+    """
+    for target, change in entries.items():
+        game, name = target.split("/")
+        raw = yaml.safe_load((CONFIGS / game / f"{change['algo']}.yaml").read_text())
+        raw["budgets"]["quick"] = change["budget"]
+        raw["seeds"] = change.get("seeds", [0, 1])
+        raw["evaluation"] = {"episodes": 10}
+        raw["hyperparams"].update(change.get("hyperparams", {}))
+        path = folder / game / f"{name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return folder
