@@ -24,7 +24,7 @@ test: venv
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
-# The main job: the exact solutions, then the quick training report (about 10 minutes).
+# The main job: the exact solutions, then the quick training sweep and its report.
 demo: solve train
 
 solve: venv
