@@ -155,6 +155,17 @@ def test_the_sweep_bar_counts_steps_over_runs():
     bar.close()
 
 
+def test_the_sweep_bar_estimates_time_left_per_kind_of_run():
+    kinds = [("pig/ppo", "ppo"), ("pig/ppo", "ppo"), ("pig/qlearning", "qlearning")]
+    bar = SweepBar(["p0", "p1", "q0"], [1000, 1000, 100_000], [0, 0, 0], kinds, workers=2)
+    assert bar.seconds_left() is None  # no rate measured yet
+    bar.started = {0: (0.0, 0), 2: (0.0, 0)}
+    bar.done = [100, 0, 50_000]
+    # PPO: 10 steps/s, so 90 s + 100 s left; Q-learning: 5,000 steps/s, 10 s; two workers.
+    assert bar.seconds_left(now=10.0) == pytest.approx((90 + 100 + 10) / 2)
+    bar.close()
+
+
 def test_ctrl_c_stops_a_sweep_and_the_rerun_finishes_the_rest(tmp_path):
     configs = write_configs(
         tmp_path / "configs",

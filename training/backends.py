@@ -145,6 +145,8 @@ class RayBackend:
                 ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
             else:
                 ray.init(address=address, log_to_driver=False)
+        # The runs that go at once: the CPUs of the cluster, or of the local Ray.
+        self.workers = int(ray.cluster_resources().get("CPU", workers))
         self.channel = Queue()
         self.remote = ray.remote(num_cpus=1, max_retries=0)(_ray_run)
         self.pending: dict[Any, int] = {}

@@ -20,6 +20,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import FuncFormatter
 
 import baselines
 from baselines.heuristics import HEURISTICS, heuristic
@@ -167,13 +168,18 @@ def record_sweep(out: str | Path, record: dict[str, Any]) -> None:
 
 
 def _sweep_lines(root: Path) -> list[str]:
+    """One line per recorded sweep under `root`, linking the reports of other folders."""
     lines = []
     for path in sorted(root.glob("**/sweep.json")):
+        link = ""
+        if path.parent != root and (path.parent / "report.md").exists():
+            link = f" Its report: [{path.parent / 'report.md'}]({path.parent / 'report.md'})."
         for record in read_json(path, {}).values():
             lines.append(
                 f"- `{record['budget']}` budget, {', '.join(record['games'])}: "
                 f"{record['runs']} runs in {record['wall_seconds'] / 60:.1f} min wall time "
-                f"({record['backend']} backend, {record['workers']} workers, {record['date']})."
+                f"({record['backend']} backend, {record['workers']} workers, "
+                f"{record['date']}).{link}"
             )
     return lines
 
@@ -212,7 +218,8 @@ def build_report(
     for path, group in groups.items():
         by_game[path.parent.name][path] = group["results"]
     for game, paths in by_game.items():
-        _plot_game(game, budget, paths, out / f"{game}.png")
+        kwargs = groups[next(iter(paths))]["config"]["env_kwargs"]
+        _plot_game(f"{game} ({_kwargs_text(kwargs)})", budget, paths, out / f"{game}.png")
     versions = {json.dumps(r.get("libraries", {}), sort_keys=True) for g in groups.values()
                 for r in g["results"]}  # fmt: skip
     if len(versions) == 1:
@@ -228,7 +235,8 @@ def build_report(
         f"state); mean ± standard deviation over seeds. The Monte Carlo column is what each "
         f"seed's evaluation episodes would have said instead. The `{budget}` budget:\n\n"
         f"{budget_text}\n\nThe runs were produced with {version_text}; with these versions "
-        f"`make demo` reproduces this table digit for digit, other versions may differ."
+        f"`make demo` reproduces this table digit for digit on this machine; other versions, "
+        f"or another CPU, may differ in the last digits or more."
     )
     plots = "\n".join(f"![{game}: relative gap against steps]({game}.png)" for game in by_game)
     sweeps = _sweep_lines(out)
@@ -263,6 +271,9 @@ def _plot_game(game: str, budget: str, by_path: dict[Path, list[dict]], path: Pa
         )
     ax.axhline(0.01, color="0.5", ls=":", lw=1, label="1 % gap")
     ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(
+        FuncFormatter(lambda x, _: f"{x / 1e6:g}M" if x >= 1e6 else f"{x / 1e3:g}k" if x else "0")
+    )
     ax.set(
         xlabel="environment steps",
         ylabel="relative gap to the optimum (exact)",

@@ -26,35 +26,87 @@ from training.runs import planned_runs, read_finished, run_dir, run_identity
 
 
 class SweepBar:
-    """One bar over the steps of all runs: steps/s, time left, runs done, the latest gap."""
+    """One bar over the steps of all runs: steps/s, runs done, the latest gap, and time left.
 
-    def __init__(self, labels: list[str], totals: list[int], done: list[int]) -> None:
-        self.labels, self.done = labels, done
-        self.current = {}
+    Time left is not tqdm's (steps left over the mean rate, which mixes PPO's few thousand
+    steps/s with Q-learning's hundreds of thousands): each unfinished run's steps left are
+    divided by the rate measured on runs of its own kind (same label up to the seed; else
+    same algorithm), summed, and shared among the workers.
+    """
+
+    FORMAT = (
+        "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}, {rate_fmt}{postfix}]"
+    )
+
+    def __init__(
+        self,
+        labels: list[str],
+        totals: list[int],
+        done: list[int],
+        kinds: list[tuple[str, str]] | None = None,
+        workers: int = 1,
+    ) -> None:
+        self.labels, self.totals, self.done = labels, totals, list(done)
+        self.kinds = kinds or [(label, "") for label in labels]
+        self.workers = workers
+        self.started: dict[int, tuple[float, int]] = {}  # index -> (time, steps) at start
         self.finished = sum(1 for d, t in zip(done, totals, strict=True) if d >= t)
         self.runs = len(totals)
         self.last_gap = ""
         self.bar = tqdm(
-            total=sum(totals), initial=sum(done), unit="step", unit_scale=True,
-            desc="sweep", dynamic_ncols=True, file=sys.stderr,
+            total=sum(totals), initial=sum(done), unit="step", unit_scale=True, desc="sweep",
+            dynamic_ncols=True, file=sys.stderr, bar_format=self.FORMAT,
         )  # fmt: skip
         self._postfix()
 
+    def _rate(self, index: int, now: float) -> float | None:
+        """Steps per second of runs like `index`: its own kind, else its algorithm."""
+        for position in (0, 1):
+            rates = [
+                (self.done[i] - steps) / (now - start)
+                for i, (start, steps) in self.started.items()
+                if self.kinds[i][position] == self.kinds[index][position]
+                and now - start > 1.0
+                and self.done[i] > steps
+            ]
+            if rates:
+                return sum(rates) / len(rates)
+        return None
+
+    def seconds_left(self, now: float | None = None) -> float | None:
+        now = time.monotonic() if now is None else now
+        left = [i for i in range(self.runs) if self.done[i] < self.totals[i]]
+        total = 0.0
+        for i in left:
+            rate = self._rate(i, now)
+            if rate is None:
+                return None
+            total += (self.totals[i] - self.done[i]) / rate
+        return total / max(1, min(self.workers, len(left)))
+
     def _postfix(self) -> None:
-        text = f"runs {self.finished}/{self.runs}"
+        text = f", runs {self.finished}/{self.runs}"
+        left = self.seconds_left()
+        if left is not None:
+            text += f", about {tqdm.format_interval(left)} left"
         if self.last_gap:
             text += f", {self.last_gap}"
         self.bar.set_postfix_str(text, refresh=False)
 
     def handle(self, message: tuple) -> None:
         kind, index = message[0], message[1]
+        if kind == "start":
+            self.started[index] = (time.monotonic(), message[2])
         if kind in ("start", "steps", "eval"):
-            self.bar.update(message[2] - self.done[index])
-            self.done[index] = message[2]
+            steps = min(message[2], self.totals[index])  # PPO ends past its budget
+            self.bar.update(steps - self.done[index])
+            self.done[index] = steps
             if kind == "eval":
                 self.last_gap = f"{self.labels[index]} gap {100 * message[3]:.3g} %"
         elif kind == "done":
             self.finished += 1
+            self.bar.update(self.totals[index] - self.done[index])
+            self.done[index] = self.totals[index]
         self._postfix()
         self.bar.refresh()
 
@@ -94,7 +146,8 @@ def sweep(
     done = [totals[i] if results[i] is not None else 0 for i in range(len(tasks))]
     failures: list[str] = []
     resumed = 0
-    bar = SweepBar(labels, totals, done)
+    kinds = [(f"{path.parent.name}/{path.stem}", config["algo"]) for path, config, _ in tasks]
+    bar = SweepBar(labels, totals, done, kinds, getattr(backend, "workers", 1))
     try:
         if todo:
             backend.start([(i, tasks[i][1], tasks[i][2], str(root)) for i in todo])
