@@ -159,10 +159,14 @@ def test_the_sweep_bar_estimates_time_left_per_kind_of_run():
     kinds = [("pig/ppo", "ppo"), ("pig/ppo", "ppo"), ("pig/qlearning", "qlearning")]
     bar = SweepBar(["p0", "p1", "q0"], [1000, 1000, 100_000], [0, 0, 0], kinds, workers=2)
     assert bar.seconds_left() is None  # no rate measured yet
-    bar.started = {0: (0.0, 0), 2: (0.0, 0)}
-    bar.done = [100, 0, 50_000]
-    # PPO: 10 steps/s, so 90 s + 100 s left; Q-learning: 5,000 steps/s, 10 s; two workers.
-    assert bar.seconds_left(now=10.0) == pytest.approx((90 + 100 + 10) / 2)
+    bar.started = {0: (0.0, 0)}
+    bar.done = [100, 0, 0]
+    # PPO: 10 steps/s, so 90 s + 100 s left; Q-learning's rate is not known yet.
+    assert bar.seconds_left(now=10.0) == (pytest.approx((90 + 100) / 2), False)
+    bar.started[2] = (0.0, 0)
+    bar.done[2] = 50_000
+    # Q-learning: 5,000 steps/s, so 10 s more; two workers share it all.
+    assert bar.seconds_left(now=10.0) == (pytest.approx((90 + 100 + 10) / 2), True)
     bar.close()
 
 
@@ -213,3 +217,36 @@ def test_ctrl_c_stops_a_sweep_and_the_rerun_finishes_the_rest(tmp_path):
     assert len(list(runs.rglob("result.json"))) == 3
     assert all(p.read_bytes() == data for p, data in finished_before.items())
     assert (out / "report.md").exists()
+
+
+@pytest.mark.parametrize(
+    "space, message",
+    [
+        ({}, "non-empty mapping"),
+        ({"learning_rate.power": {"normal": [0, 1]}}, "must be one of"),
+        ({"learning_rate.power": {"uniform": [0.9, 0.6]}}, "low < high"),
+        ({"learning_rate.power": {"uniform": [0.3, 1.0]}}, "power must be"),  # a bad corner
+        ({"epsilon.end": {"choice": []}}, "non-empty list"),
+    ],
+)
+def test_a_bad_search_space_is_refused_before_ray_starts(space, message):
+    from training.config import ConfigError
+    from training.tune import check_space, read_raw
+
+    raw = read_raw(CONFIGS / "sum_avoid" / "qlearning.yaml")
+    with pytest.raises(ConfigError, match=message):
+        check_space(space, raw, "quick", "space.yaml")
+
+
+def test_tune_sets_nested_hyperparameters():
+    from training.config import resolve_config
+    from training.tune import DEFAULT_SPACES, check_space, read_raw, with_params
+
+    raw = read_raw(CONFIGS / "sum_avoid" / "qlearning.yaml")
+    assert check_space(DEFAULT_SPACES["qlearning"], raw, "quick", "default")
+    ppo = read_raw(CONFIGS / "pig" / "ppo.yaml")
+    assert check_space(DEFAULT_SPACES["ppo"], ppo, "quick", "default")
+    config = resolve_config(with_params(raw, {"learning_rate.power": 0.7, "epsilon.end": 0.05}))
+    assert config["hyperparams"]["learning_rate"] == {"power": 0.7}
+    assert config["hyperparams"]["epsilon"]["end"] == 0.05
+    assert config["hyperparams"]["epsilon"]["start"] == 1.0  # the rest of the schedule kept

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -73,22 +74,30 @@ class SweepBar:
                 return sum(rates) / len(rates)
         return None
 
-    def seconds_left(self, now: float | None = None) -> float | None:
+    def seconds_left(self, now: float | None = None) -> tuple[float, bool] | None:
+        """(seconds left, whether every unfinished run's kind has a measured rate yet);
+        None before any rate is measured. Runs of unmeasured kinds count as no time."""
         now = time.monotonic() if now is None else now
         left = [i for i in range(self.runs) if self.done[i] < self.totals[i]]
-        total = 0.0
+        total, complete, measured = 0.0, True, False
         for i in left:
             rate = self._rate(i, now)
             if rate is None:
-                return None
+                complete = False
+                continue
+            measured = True
             total += (self.totals[i] - self.done[i]) / rate
-        return total / max(1, min(self.workers, len(left)))
+        if left and not measured:
+            return None
+        return total / max(1, min(self.workers, len(left))), complete
 
     def _postfix(self) -> None:
-        text = f", runs {self.finished}/{self.runs}"
-        left = self.seconds_left()
-        if left is not None:
-            text += f", about {tqdm.format_interval(left)} left"
+        text = f"runs {self.finished}/{self.runs}"  # tqdm puts ", " before the postfix
+        estimate = self.seconds_left()
+        if estimate is not None:
+            seconds, complete = estimate
+            bound = "about" if complete else "at least"
+            text += f", {bound} {tqdm.format_interval(seconds)} left"
         if self.last_gap:
             text += f", {self.last_gap}"
         self.bar.set_postfix_str(text, refresh=False)
@@ -192,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"error: --workers must be >= 1, got {args.workers}\n")
     if args.address is not None and args.backend != "ray":
         parser.exit(2, "error: --address needs --backend ray\n")
+    if args.backend == "ray" and importlib.util.find_spec("ray") is None:
+        parser.exit(2, "error: --backend ray needs Ray: pip install -e '.[ray]'\n")
     try:
         tasks = planned_runs(args.configs, args.budget, args.games)
     except (ConfigError, ValueError) as error:

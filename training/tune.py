@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ConfigError(f"--workers must be >= 1, got {args.workers}")
         if args.grace < 1:
             raise ConfigError(f"--grace must be >= 1, got {args.grace}")
+        if importlib.util.find_spec("ray") is None:
+            raise ConfigError("training.tune needs Ray Tune: pip install -e '.[ray]'")
         seed = check_seed(args.seed)
         raw = read_raw(args.config)
         base = resolve_config(raw, args.budget, source=args.config)
