@@ -167,6 +167,10 @@ def test_the_sweep_bar_estimates_time_left_per_kind_of_run():
     bar.done[2] = 50_000
     # Q-learning: 5,000 steps/s, so 10 s more; two workers share it all.
     assert bar.seconds_left(now=10.0) == (pytest.approx((90 + 100 + 10) / 2), True)
+    # A finished run's rate is measured up to its end, not up to now.
+    bar.started[1], bar.ended[1], bar.done[1] = (0.0, 0), 5.0, 1000  # 200 steps/s
+    # (Q-learning, still running, is now at 500 steps/s: 100 s left.)
+    assert bar.seconds_left(now=100.0)[0] == pytest.approx((900 / ((1 + 200) / 2) + 100) / 2)
     bar.close()
 
 

@@ -51,6 +51,7 @@ class SweepBar:
         self.kinds = kinds or [(label, "") for label in labels]
         self.workers = workers
         self.started: dict[int, tuple[float, int]] = {}  # index -> (time, steps) at start
+        self.ended: dict[int, float] = {}  # index -> time its "done" came
         self.finished = sum(1 for d, t in zip(done, totals, strict=True) if d >= t)
         self.runs = len(totals)
         self.last_gap = ""
@@ -64,10 +65,10 @@ class SweepBar:
         """Steps per second of runs like `index`: its own kind, else its algorithm."""
         for position in (0, 1):
             rates = [
-                (self.done[i] - steps) / (now - start)
+                (self.done[i] - steps) / (self.ended.get(i, now) - start)
                 for i, (start, steps) in self.started.items()
                 if self.kinds[i][position] == self.kinds[index][position]
-                and now - start > 1.0
+                and self.ended.get(i, now) - start > 1.0
                 and self.done[i] > steps
             ]
             if rates:
@@ -111,9 +112,11 @@ class SweepBar:
             self.bar.update(steps - self.done[index])
             self.done[index] = steps
             if kind == "eval":
-                self.last_gap = f"{self.labels[index]} gap {100 * message[3]:.3g} %"
+                gap = 0.0 if abs(message[3]) < 1e-12 else message[3]  # rounding, not a gain
+                self.last_gap = f"{self.labels[index]} gap {100 * gap:.3g} %"
         elif kind == "done":
             self.finished += 1
+            self.ended[index] = time.monotonic()
             self.bar.update(self.totals[index] - self.done[index])
             self.done[index] = self.totals[index]
         self._postfix()
