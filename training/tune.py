@@ -211,10 +211,12 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|" + "---|" * len(space))
     for gap, steps, params in rows:
         values = " | ".join(f"{params[key]:.4g}" for key in space)
+        gap = 0.0 if abs(gap) < 1e-12 else gap  # rounding in the solve, not a gap
         print(f"| {100 * gap:.4g} % | {steps:,} | {values} |")
     if rows:
         best = with_params({"hyperparams": base["hyperparams"]}, rows[0][2])["hyperparams"]
-        print("\nbest hyperparams (of the trials that trained longest):")
+        print("\nbest hyperparams (of the trials that trained longest; exact values, so the")
+        print("config below is the same run, read back from the store):")
         print(yaml.safe_dump({"hyperparams": best}, sort_keys=False).strip())
     return 0
 
