@@ -77,6 +77,25 @@ register_game(
     ],
 )
 
+# Tijms's stopping games (seed 002). optimum 5.129 (rolls=5, sides=6)
+register_game(
+    "dice_envs/DieStopping-v0",
+    "dice_envs.games.stopping:DieStopping",
+    [{}, {"rolls": 1}, {"rolls": 8, "sides": 4}],
+)
+# optimum 2.6245 (red=26, black=26)
+register_game(
+    "dice_envs/RedBlackCards-v0",
+    "dice_envs.games.stopping:RedBlackCards",
+    [{"red": 6, "black": 6}, {"red": 5, "black": 0}, {"red": 3, "black": 9}],
+)
+# optimum 0.7839 at horizon=100; any horizon steps, the tables need about horizon^2 / 2 states
+register_game(
+    "dice_envs/ChowRobbins-v0",
+    "dice_envs.games.stopping:ChowRobbins",
+    [{"horizon": 30}, {"horizon": 1}, {"horizon": 7}],
+)
+
 
 def env_ids() -> tuple[str, ...]:
     """Every registered id, those registered after import included."""
