@@ -18,6 +18,7 @@ import numpy as np
 import baselines
 from baselines.heuristics import (
     HEURISTICS,
+    SEED_RED_BLACK_THRESHOLDS,
     heuristic,
     remainder_thresholds,
     stop_at,
@@ -285,6 +286,67 @@ def ten_thousand_section(out: Path, docs: Path) -> str:
     )
 
 
+# Seed 002's published values: the die rolled at most k times, k = 1..5.
+SEED_DIE_VALUES = {1: 3.5, 2: 4.25, 3: 4.67, 4: 4.944, 5: 5.129}
+
+
+def die_and_cards_section(out: Path) -> str:
+    """Seed 002's die game (values and rule per rolls left) and card game (E(26, 26) and the
+    thresholds beta_k, next to the seed's), with a plot of the thresholds."""
+    from baselines.stopping import (
+        CARDS,
+        DIE,
+        die_stop_faces,
+        effective_thresholds,
+        red_black_stop_leads,
+    )
+
+    rows = [
+        [k, f"{baselines.solve(DIE, rolls=k).value:.6f}", seed]
+        for k, seed in SEED_DIE_VALUES.items()
+    ]
+    die = markdown_table(["rolls permitted", "optimal value", "seed 002"], rows)
+    rule = die_stop_faces(5)
+    rule_rows = [[left, f"{face} or more" if face else "never"] for left, face in rule.items()]
+    die_rule = markdown_table(["rolls left after this one", "stop on a face of"], rule_rows)
+    cards = baselines.solve(CARDS)
+    leads = red_black_stop_leads()
+    seed = effective_thresholds(SEED_RED_BLACK_THRESHOLDS, len(leads))
+    differ = [k for k, (ours, theirs) in enumerate(zip(leads, seed, strict=True), 1)
+              if (ours if ours is not None else -1) != theirs]  # fmt: skip
+    printed = baselines.evaluate(heuristic(CARDS, "seed-thresholds"), CARDS)
+    k = np.arange(1, len(leads) + 1)
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    ours = np.array([np.nan if v is None else v for v in leads], dtype=float)
+    ax.step(k, ours, where="mid", label="exact: least lead at which stopping is optimal")
+    theirs = np.where(seed < 0, np.nan, seed).astype(float)
+    ax.plot(k, theirs, "o", ms=3.5, mfc="none", label="seed 002's beta_k, read as a least lead")
+    ax.set(
+        xlabel="cards drawn k",
+        ylabel="red minus black drawn",
+        title="Red and black cards (red=26, black=26): stop once the lead reaches the line",
+    )
+    ax.title.set_fontsize(10)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / "red_black_thresholds.png", dpi=100)
+    plt.close(fig)
+    return (
+        f"The die rolled at most k times (fair d6):\n\n{die}\n\nThe optimal rule with five "
+        f"rolls, by the rolls still permitted after the face showing:\n\n{die_rule}\n\n"
+        f"Red and black cards: E(26, 26) = {cards.value:.6f} (seed 002: 2.6245). After k "
+        f"draws the lead has the parity of k, so the seed's 'stop once the lead is beta_k or "
+        f"more' is a least lead of beta_k or beta_k + 1. Read so, the seed's thresholds are the "
+        f"exact ones at every k but {', '.join(map(str, differ)) or 'none'} (there the exact "
+        f"least lead is {', '.join(str(leads[d - 1]) for d in differ)}; the printed "
+        f"value is likely garbled). Played as printed they win {printed.value:.6f}, "
+        f"{printed.gap:.2e} below the optimum.\n\n"
+        f"![red and black thresholds](images/red_black_thresholds.png)"
+    )
+
+
 def _never_optimal(solution) -> list[str]:
     mask = optimal_action_mask(solution.q, solution.mdp.legal)
     names = solution.mdp.model.action_names
@@ -311,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         "## Pig: win probabilities\n\n" + plot_pig(images),
         "## Ten Thousand: restricted games (the paper's Table 4)\n\n"
         + ten_thousand_section(images, args.out),
+        "## Tijms's die and card games\n\n" + die_and_cards_section(images),
     ]
     plot_d20(images)
     report = "\n\n".join(sections) + "\n"

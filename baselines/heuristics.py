@@ -147,6 +147,77 @@ def _d20(name: str, model: D20Rounds) -> Policy | None:
     return take_above(int(match.group(1)))(model) if match else None
 
 
+# Tijms's stopping games (seed 002). Observations: DieStopping (rolls left, face), RedBlackCards
+# (red left, black left), ChowRobbins (tosses, heads); 0 stop, 1 go on.
+def _die_stopping(name: str, model) -> Policy | None:
+    """stop-at-K: stop once the face shows K or more (stop-at-1 takes the first roll)."""
+    match = re.fullmatch(r"stop-at-(\d+)", name)
+    if not match:
+        return None
+    limit = int(match.group(1))
+    return Rule(
+        lambda obs: 0 if int(obs[1]) >= max(limit, 1) else 1,
+        lambda batch: np.where(batch[:, 1] >= max(limit, 1), 0, 1),
+    )
+
+
+# Seed 002's thresholds for 26 red and 26 black cards: stop once red minus black drawn is
+# beta_k or more after the k-th draw, k = 1..51, as the garbled text reads.
+SEED_RED_BLACK_THRESHOLDS = (
+    [2, 3, 4, 5, 6, 5, 6, 7, 6]
+    + [5 if k % 2 == 0 else 4 for k in range(10, 24)]
+    + [3 if k % 2 == 0 else 4 for k in range(24, 34)]
+    + [3 if k % 2 == 0 else 2 for k in range(34, 44)]
+    + [1, 2, 1, 2, 1, 0, 1, 0]
+)
+
+
+def red_black_thresholds(model, thresholds) -> Policy:
+    """Stop once red minus black drawn reaches thresholds[k - 1] after k draws (none drawn:
+    draw)."""
+    beta = np.asarray([np.inf, *thresholds], dtype=float)
+
+    def drawn(batch):
+        count = (model.red - batch[:, 0]) + (model.black - batch[:, 1])
+        return count, (model.red - batch[:, 0]) - (model.black - batch[:, 1])
+
+    def batch_rule(batch):
+        count, lead = drawn(np.asarray(batch).reshape(-1, 2))
+        return np.where(lead >= beta[count], 0, 1)
+
+    return Rule(lambda obs: int(batch_rule(np.asarray(obs))[0]), batch_rule)
+
+
+def _red_black(name: str, model) -> Policy | None:
+    if name == "seed-thresholds":
+        if (model.red, model.black) != (26, 26):
+            raise ValueError("seed-thresholds are seed 002's for red=26, black=26 only")
+        return red_black_thresholds(model, SEED_RED_BLACK_THRESHOLDS)
+    match = re.fullmatch(r"stop-at-plus-(\d+)", name)
+    if not match:
+        return None
+    return red_black_thresholds(model, [int(match.group(1))] * (model.red + model.black))
+
+
+def _chow_robbins(name: str, model) -> Policy | None:
+    """heads-exceed-tails (the seed's pi/4 rule) or stop-at-plus-K: stop once heads minus tails
+    is K or more (never before the first toss)."""
+    if name == "heads-exceed-tails":
+        lead = 1
+    else:
+        match = re.fullmatch(r"stop-at-plus-(\d+)", name)
+        if not match:
+            return None
+        lead = int(match.group(1))
+
+    def batch_rule(batch):
+        batch = np.asarray(batch).reshape(-1, 2)
+        tosses, heads = batch[:, 0], batch[:, 1]
+        return np.where((tosses > 0) & (2 * heads - tosses >= lead), 0, 1)
+
+    return Rule(lambda obs: int(batch_rule(np.asarray(obs))[0]), batch_rule)
+
+
 # env id -> (parser, the names it takes, the seed's list for tables and plots)
 HEURISTICS = {
     "dice_envs/SumAvoid-v0": (_sum_avoid, "stop-at-K", ["stop-at-20", "stop-at-25", "stop-at-30"]),
@@ -164,6 +235,21 @@ HEURISTICS = {
         _ten_thousand,
         "stop-at-K",
         ["stop-at-6", "stop-at-10", "stop-at-20"],
+    ),
+    "dice_envs/DieStopping-v0": (
+        _die_stopping,
+        "stop-at-K",
+        ["stop-at-1", "stop-at-4", "stop-at-5"],
+    ),
+    "dice_envs/RedBlackCards-v0": (
+        _red_black,
+        "stop-at-plus-K, seed-thresholds (red=26, black=26)",
+        ["stop-at-plus-1", "stop-at-plus-2", "stop-at-plus-3"],
+    ),
+    "dice_envs/ChowRobbins-v0": (
+        _chow_robbins,
+        "heads-exceed-tails, stop-at-plus-K",
+        ["heads-exceed-tails", "stop-at-plus-2", "stop-at-plus-3"],
     ),
 }
 

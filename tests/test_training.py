@@ -21,7 +21,8 @@ from training.train import Progress, run
 
 def test_every_config_loads_for_both_budgets():
     paths = sorted(CONFIGS.glob("*/*.yaml"))
-    assert {p.parent.name for p in paths} == {"sum_avoid", "d20_rounds", "pig", "ten_thousand"}
+    games = {"sum_avoid", "d20_rounds", "pig", "ten_thousand", "die_stopping", "red_black_cards"}
+    assert {p.parent.name for p in paths} == games | {"chow_robbins"}
     assert {p.stem for p in paths} == {"qlearning", "ppo"}
     for path in paths:
         for budget in ("quick", "full"):
