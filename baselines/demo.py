@@ -39,6 +39,28 @@ TEN_THOUSAND = "dice_envs/TenThousand-v0"
 D20 = "dice_envs/D20Rounds-v0"
 
 
+# One line per id for the README's opening table (its optimum is computed).
+SUMMARIES = {
+    "dice_envs/SumAvoid-v0": "roll a d6 and add; stop for the sum, but a multiple of 10 pays 0",
+    "dice_envs/D20Rounds-v0": "100 rounds: take the d20's face in dollars, or reroll it",
+    "dice_envs/Pig-v0": "two-player Pig to 100 against a fixed opponent (hold-at-20), win = 1",
+    "dice_envs/TenThousand-v0": "one turn of solitaire Ten Thousand (Farkle), in chips, masked "
+    "actions",
+    "dice_envs/DieStopping-v0": "roll a d6 at most five times; stop for the face showing",
+    "dice_envs/RedBlackCards-v0": "draw from 26 red and 26 black cards; stop for red minus black",
+    "dice_envs/ChowRobbins-v0": "toss a coin at most 100 times; stop for the share of heads",
+}
+
+
+def games_table() -> str:
+    """The README's opening table: every id, what it is, its optimum at the defaults."""
+    rows = [
+        [f"`{env_id}`", SUMMARIES.get(env_id, ""), f"{baselines.solve(env_id).value:.6f}"]
+        for env_id in ENV_IDS
+    ]
+    return markdown_table(["id", "game", "optimum at the defaults"], rows)
+
+
 def markdown_table(header: list[str], rows: list[list[object]]) -> str:
     def cell(value: object) -> str:
         return f"{value:.6g}" if isinstance(value, float) else str(value)
@@ -380,6 +402,7 @@ def main(argv: list[str] | None = None) -> int:
     print(report)
     (args.out / "demo_results.md").write_text(report)
     if args.out == Path("docs"):
+        replace_section("games", games_table())
         replace_section("demo", report.replace("\n## ", "\n### ").replace("## ", "### ", 1))
     print(
         f"plots in {images}/, tables in {args.out / 'demo_results.md'} "
