@@ -369,6 +369,80 @@ def die_and_cards_section(out: Path) -> str:
     )
 
 
+# Seed 002: f_N(0) for horizons N, and beta_n of the unbounded game for some n <= 185.
+SEED_COIN_VALUES = {
+    25: "0.7679", 50: "0.7780", 100: "0.7839", 1_000: "0.7912", 2_500: "0.79206",
+    10_000: "0.79263", 100_000: "0.79289", 1_000_000: "0.79294",
+}  # fmt: skip
+SEED_COIN_THRESHOLDS = {
+    1: 1, 2: 2, 3: 3, 4: 2, 5: 3, 8: 2, 10: 4, 15: 3, 25: 5, 50: 6, 75: 7, 99: 9, 100: 8,
+}  # fmt: skip
+
+
+def chow_robbins_section(out: Path) -> str:
+    """Seed 002's Chow–Robbins numbers by the banded solver: f_N(0) up to N = 10^6, the
+    thresholds beta_n for n <= 185 at the longest horizon, and the heads-exceed-tails rule."""
+    from baselines.chow_robbins import banded_backward, heads_exceed_tails
+
+    rows, longest = [], None
+    for horizon, printed in SEED_COIN_VALUES.items():
+        result = banded_backward(horizon)
+        digits = len(printed.split(".")[1])
+        rows.append(
+            [f"{horizon:,}", f"{result.value:.8f}", f"{result.value:.{digits}f}", printed,
+             f"{result.band:,}", f"{result.seconds:.2f} s"]
+        )  # fmt: skip
+        longest = result
+    values = markdown_table(
+        ["horizon N", "f_N(0), banded solver", "rounded as the seed", "seed 002", "band D",
+         "time"],
+        rows,
+    )  # fmt: skip
+    beta = longest.thresholds
+    quoted = [[n, int(beta[n]), seed] for n, seed in SEED_COIN_THRESHOLDS.items()]
+    differ = [str(n) for n, ours, seed in quoted if ours != seed]
+    threshold_table = markdown_table(
+        ["n", f"beta_n at N = {longest.horizon:,}", "seed 002"], quoted
+    )
+    rule_rows = []
+    for horizon in (100, 10_000, 1_000_000):
+        rule = heads_exceed_tails(horizon)
+        rule_rows.append([f"{horizon:,}", f"{rule.value:.7f}", f"{np.pi / 4 - rule.value:.2e}"])
+    rule_table = markdown_table(
+        ["horizon N", "stop once heads exceed tails", "pi/4 minus it"], rule_rows
+    )
+    n = np.arange(1, 186)
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    # Dots, not steps: beta_n alternates with the parity of n.
+    ax.plot(n, beta[1:186], ".", ms=3, label=f"exact beta_n, horizon {longest.horizon:,}")
+    ax.plot(list(SEED_COIN_THRESHOLDS), list(SEED_COIN_THRESHOLDS.values()), "o", mfc="none",
+            ms=8, label="values seed 002 quotes")  # fmt: skip
+    ax.plot(n, 0.83992 * np.sqrt(n), "--", lw=1, label="0.83992 sqrt(n) (the limit, seed 002)")
+    ax.set(
+        xlabel="tosses n",
+        ylabel="heads minus tails",
+        title="Chow–Robbins: stop after n tosses once heads minus tails reaches beta_n",
+    )
+    ax.title.set_fontsize(10)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / "chow_robbins_thresholds.png", dpi=100)
+    plt.close(fig)
+    return (
+        f"f_N(0), the value with at most N tosses, by the banded solver (`baselines/"
+        f"chow_robbins.py`: only heads minus tails within the band D is kept, which changes "
+        f"the value by less than {longest.eps:g}):\n\n{values}\n\nThe thresholds the seed "
+        f"quotes (of the unbounded game, after Medina and Zeilberger), next to the horizon "
+        f"{longest.horizon:,} game's; they differ at "
+        f"{', '.join(differ) if differ else 'no n'}:\n\n{threshold_table}\n\n"
+        f"The seed's heuristic, stop as soon as heads exceed tails, is worth pi/4 = "
+        f"{np.pi / 4:.7f} in the unbounded game; exactly, with a horizon:\n\n{rule_table}"
+        f"\n\n![Chow–Robbins thresholds](images/chow_robbins_thresholds.png)"
+    )
+
+
 def _never_optimal(solution) -> list[str]:
     mask = optimal_action_mask(solution.q, solution.mdp.legal)
     names = solution.mdp.model.action_names
@@ -396,6 +470,7 @@ def main(argv: list[str] | None = None) -> int:
         "## Ten Thousand: restricted games (the paper's Table 4)\n\n"
         + ten_thousand_section(images, args.out),
         "## Tijms's die and card games\n\n" + die_and_cards_section(images),
+        "## Chow–Robbins\n\n" + chow_robbins_section(images),
     ]
     plot_d20(images)
     report = "\n\n".join(sections) + "\n"
