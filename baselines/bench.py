@@ -73,6 +73,10 @@ ENVS = [
     ("dice_envs/D20Rounds-v0", {}),
     ("dice_envs/Pig-v0", {}),
     ("dice_envs/TenThousand-v0", {}),
+    ("dice_envs/DieStopping-v0", {}),
+    ("dice_envs/RedBlackCards-v0", {}),
+    ("dice_envs/ChowRobbins-v0", {}),
+    ("dice_envs/ChowRobbins-v0", {"horizon": 1_000_000}),
 ]
 
 
@@ -238,6 +242,42 @@ def bench_evaluations() -> list[dict]:
     return rows
 
 
+def bench_chow_robbins(skip_slow: bool) -> list[dict]:
+    """Chow–Robbins with a horizon N: the banded backward pass (O(N * D)) against the plain
+    full pass over every position (O(N^2)) at N = 10,000 in the same run (best of 3 each),
+    the full pass at 100,000 too unless `skip_slow` (about 20 s), and the banded pass at
+    100,000 and 1,000,000 (about 9 s)."""
+    from baselines.chow_robbins import banded_backward, full_backward
+
+    def best_of(repeats, run):
+        times, result = [], None
+        for _ in range(repeats):
+            start = time.perf_counter()
+            result = run()
+            times.append(time.perf_counter() - start)
+        return result, min(times)
+
+    rows = []
+    runs = [(10_000, "banded", 3), (10_000, "full", 3)]
+    runs += [] if skip_slow else [(100_000, "full", 1)]
+    runs += [(100_000, "banded", 1), (1_000_000, "banded", 1)]
+    for horizon, method, repeats in runs:
+        if method == "banded":
+            result, seconds = best_of(repeats, lambda n=horizon: banded_backward(n))
+            value, band = result.value, result.band
+        else:
+            (value, _), seconds = best_of(repeats, lambda n=horizon: full_backward(n))
+            band = horizon
+        rows.append(
+            {"horizon": horizon, "method": method, "band": band, "value": value, "seconds": seconds}
+        )
+        print(f"Chow-Robbins N={horizon:,} {method}: {seconds:.3f} s", flush=True)
+    banded = {r["horizon"]: r["seconds"] for r in rows if r["method"] == "banded"}
+    for row in rows:
+        row["ratio_to_banded"] = row["seconds"] / banded[row["horizon"]]
+    return rows
+
+
 # Runs the CLI in a fresh interpreter and reports the peak resident memory of that process
 # (VmHWM belongs to the process's own address space, which a fork's parent does not inflate).
 CLI_WRAPPER = """
@@ -277,8 +317,13 @@ def bench_cli() -> list[dict]:
     return rows
 
 
+def _env_label(env_id: str, kwargs: dict) -> str:
+    """The id, with its arguments when they are not the defaults (so rows stay apart)."""
+    return env_id + "".join(f" {k}={v:,}" for k, v in kwargs.items())
+
+
 def bench_envs(steps: int, repeats: int) -> list[dict]:
-    envs = {env_id: gym.make(env_id, **kwargs).unwrapped for env_id, kwargs in ENVS}
+    envs = {_env_label(env_id, kw): gym.make(env_id, **kw).unwrapped for env_id, kw in ENVS}
     best = dict.fromkeys(envs, 0.0)
     for repeat in range(repeats):
         for env_id, env in envs.items():
@@ -365,6 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     pig = bench_tables(args.skip_slow) + bench_evaluations() + bench_cli()
     solves = bench_two_player() + bench_solves(args.skip_slow)
+    chow_robbins = bench_chow_robbins(args.skip_slow)
     envs = bench_envs(args.steps, args.repeats)
     before = _before(args.before_rev, args.skip_slow, args.steps, args.repeats)
     pig_rows = [
@@ -392,6 +438,17 @@ def main(argv: list[str] | None = None) -> int:
             else f"{r['bellman_residual']:.1e}",
         ]
         for r in solves
+    ]
+    chow_rows = [
+        [
+            f"{r['horizon']:,}",
+            "banded (heads - tails within D)" if r["method"] == "banded" else "full",
+            f"{r['band']:,}",
+            f"{r['value']:.8f}",
+            f"{r['seconds']:.3f} s",
+            f"{r['ratio_to_banded']:.1f}x",
+        ]
+        for r in chow_robbins
     ]
     before_envs = {r["env_id"]: r for r in before.get("envs", [])}
     env_rows = [
@@ -427,6 +484,10 @@ def main(argv: list[str] | None = None) -> int:
             ],
             solve_rows,
         )
+        + "\n\n### Chow–Robbins: the banded backward pass and the full one (same run; D is the"
+        " band's half-width for eps = 1e-14, N for the full pass; time relative to the banded"
+        " pass at the same N)\n\n"
+        + markdown_table(["N", "pass", "D", "f_N(0)", "time", "vs banded"], chow_rows)
         + f"\n\n### Env steps per second ({args.steps:,} random steps, best of {args.repeats})\n\n"
         + markdown_table(["env", "steps/s", "ratio to FrozenLake-v1", "before"], env_rows)
         + "\n"
@@ -437,7 +498,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.out == Path("docs"):
         replace_section("bench", report.replace("### ", "#### "))
     (args.out / "bench_results.json").write_text(
-        json.dumps({"pig": pig, "solves": solves, "envs": envs}, indent=1)
+        json.dumps(
+            {"pig": pig, "solves": solves, "chow_robbins": chow_robbins, "envs": envs}, indent=1
+        )
     )
     return 0
 

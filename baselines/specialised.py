@@ -87,6 +87,12 @@ def _solve_pig(model: Fold) -> Solution:
     return solve_pig(model, pig_opponent_turns(model))
 
 
+def _solve_chow_robbins(model) -> Solution:
+    from baselines.chow_robbins import solve_chow_robbins
+
+    return solve_chow_robbins(model)
+
+
 def _solve_ten_thousand(model) -> Solution:
     from baselines.ten_thousand import solve_ten_thousand
 
@@ -109,4 +115,9 @@ SPECIALISED = {
     ),
     "dice_envs/Pig-v0": Specialised(_solve_pig),
     "dice_envs/TenThousand-v0": Specialised(_solve_ten_thousand),
+    # Banded backward pass, O(N * sqrt(N)); the tables (3 outcome rows per position) are built
+    # for the residual only up to TABLE_ROWS_LIMIT, a horizon of about 3,650.
+    "dice_envs/ChowRobbins-v0": Specialised(
+        _solve_chow_robbins, lambda model: 3 * model.horizon * (model.horizon + 1) // 2
+    ),
 }
