@@ -319,7 +319,9 @@ def bench_cli() -> list[dict]:
 
 def _env_label(env_id: str, kwargs: dict) -> str:
     """The id, with its arguments when they are not the defaults (so rows stay apart)."""
-    return env_id + "".join(f" {k}={v:,}" for k, v in kwargs.items())
+    return env_id + "".join(
+        f" {k}={v:,}" if isinstance(v, int) else f" {k}={v}" for k, v in kwargs.items()
+    )
 
 
 def bench_envs(steps: int, repeats: int) -> list[dict]:
