@@ -16,8 +16,8 @@ Here V_n(i) = f_{N-n}(i) is the value after n tosses with i heads, d = 2i - n = 
 - `full_backward(N)`: the plain pass over every (n, i), O(N^2) time, O(N) memory; the
   reference.
 - `banded_backward(N, eps)`: the same pass restricted to |d| <= D (see its docstring for the
-  error bound): O(N * D) time, O(D) memory, D ~ sqrt(2 N ln(4 / eps)). About 0.6 s for
-  N = 10^5 and 9 s for 10^6 on two cores with numpy alone.
+  error bound): O(N * D) time, O(D) memory, D ~ sqrt(2 N ln(4 / eps)); `make bench` times
+  it against the full pass.
 - `evaluate_threshold_rule(N, thresholds)`, `heads_exceed_tails(N)`: the exact value of a
   threshold rule under the same band and bound.
 - `solve_chow_robbins(model)`: what `baselines.solve("dice_envs/ChowRobbins-v0", ...)` returns,
@@ -276,9 +276,8 @@ def banded_backward(horizon: int, eps: float = EPS, tie: float = TIE) -> Banded:
 
     The pass. One numpy step per n over the window of at most D + 1 head counts, in
     preallocated buffers (values times a power of two, so a toss is a plain sum): a sum, a
-    product, the max, and the threshold's comparison and counts. Memory O(D), time O(N * D):
-    about 0.05 s for N = 10^4 (D = 820), 0.6 s for 10^5 (D = 2,593), 9 s for 10^6
-    (D = 8,200) here. Float round-off adds at most about N ulps.
+    product, the max, and the threshold's comparison and counts. Memory O(D), time O(N * D)
+    (`make bench` measures it). Float round-off adds at most about N ulps.
 
     Thresholds: `thresholds[n]` is the least d (of n's parity) such that stopping is within
     `tie` of continuing at d and at every d' >= d in the band (stop on near-ties; stopping
