@@ -277,7 +277,7 @@ def _plot_game(game: str, budget: str, by_path: dict[Path, list[dict]], path: Pa
     ax.set(
         xlabel="environment steps",
         ylabel="relative gap to the optimum (exact)",
-        title=f"{game} ({budget} budget): band = min..max over seeds; gaps below 1e-5 at 1e-5",
+        title=f"{game}, {budget} budget\nband = min..max over seeds; gaps below 1e-5 drawn at 1e-5",
     )
     ax.title.set_fontsize(9)
     ax.legend(fontsize=8)
