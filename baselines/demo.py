@@ -308,6 +308,17 @@ def ten_thousand_section(out: Path, docs: Path) -> str:
     )
 
 
+def _save_integer_plot(fig, ax, path: Path) -> None:
+    """Integer ticks on both axes, a small title and legend; save and close."""
+    ax.title.set_fontsize(10)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 # Seed 002's published values: the die rolled at most k times, k = 1..5.
 SEED_DIE_VALUES = {1: 3.5, 2: 4.25, 3: 4.67, 4: 4.944, 5: 5.129}
 
@@ -348,13 +359,7 @@ def die_and_cards_section(out: Path) -> str:
         ylabel="red minus black drawn",
         title="Red and black cards (red=26, black=26): stop once the lead reaches the line",
     )
-    ax.title.set_fontsize(10)
-    ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "red_black_thresholds.png", dpi=100)
-    plt.close(fig)
+    _save_integer_plot(fig, ax, out / "red_black_thresholds.png")
     return (
         f"The die rolled at most k times (fair d6):\n\n{die}\n\nThe optimal rule with five "
         f"rolls, by the rolls still permitted after the face showing:\n\n{die_rule}\n\n"
@@ -423,13 +428,7 @@ def chow_robbins_section(out: Path) -> str:
         ylabel="heads minus tails",
         title="Chow–Robbins: stop after n tosses once heads minus tails reaches beta_n",
     )
-    ax.title.set_fontsize(10)
-    ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "chow_robbins_thresholds.png", dpi=100)
-    plt.close(fig)
+    _save_integer_plot(fig, ax, out / "chow_robbins_thresholds.png")
     return (
         f"f_N(0), the value with at most N tosses, by the banded solver (`baselines/"
         f"chow_robbins.py`: only heads minus tails within the band D is kept, which changes "

@@ -61,15 +61,11 @@ def test_tune_searches_on_the_exact_gap(tmp_path, capsys):
 
 
 def test_ctrl_c_stops_a_ray_sweep_and_the_rerun_finishes(tmp_path):
-    import json
-    import os
     import pickle
-    import signal
     import subprocess
     import sys
-    import time
 
-    from training_helpers import ROOT
+    from training_helpers import ROOT, assert_complete_files, interrupt_sweep
 
     configs = write_configs(
         tmp_path / "configs",
@@ -85,26 +81,10 @@ def test_ctrl_c_stops_a_ray_sweep_and_the_rerun_finishes(tmp_path):
     runs = tmp_path / "runs"
     command = [sys.executable, "-m", "training.sweep", "--configs", str(configs), "--runs",
                str(runs), "--out", str(tmp_path / "out"), "--backend", "ray"]  # fmt: skip
-    process = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-    )  # fmt: skip
-
-    def checkpointed_past_zero():
-        steps = [pickle.loads(p.read_bytes())["step"] for p in runs.rglob("checkpoint.pkl")]
-        return any(step > 0 for step in steps)
-
-    deadline = time.time() + 120
-    while time.time() < deadline and not checkpointed_past_zero():
-        time.sleep(0.1)
-    started = time.monotonic()
-    os.killpg(process.pid, signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
-    assert time.monotonic() - started < 10 and process.returncode == 130, stderr
+    seconds, status, stderr = interrupt_sweep(command, runs)
+    assert seconds < 10 and status == 130, stderr
     assert "run the same command again to resume" in stderr.strip().splitlines()[-1]
-    assert not list(runs.rglob(".*.tmp"))
-    for path in runs.rglob("*.json"):
-        json.loads(path.read_text())
+    assert_complete_files(runs)
     assert any(pickle.loads(p.read_bytes())["step"] > 0 for p in runs.rglob("checkpoint.pkl"))
     rerun = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr

@@ -3,17 +3,21 @@ before they are read back, the report reads exactly the planned runs, and a swee
 Ctrl-C leaves only complete files and finishes when started again."""
 
 import json
-import os
 import pickle
-import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
 import yaml
-from training_helpers import CONFIGS, ROOT, small, write_configs
+from training_helpers import (
+    CONFIGS,
+    ROOT,
+    assert_complete_files,
+    interrupt_sweep,
+    small,
+    write_configs,
+)
 
 import training.runs
 from training.config import load_config
@@ -194,26 +198,12 @@ def test_ctrl_c_stops_a_sweep_and_the_rerun_finishes_the_rest(tmp_path):
     runs, out = tmp_path / "runs", tmp_path / "out"
     command = [sys.executable, "-m", "training.sweep", "--configs", str(configs)]
     command += ["--runs", str(runs), "--out", str(out), "--workers", "2"]
-    process = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-    )  # fmt: skip
-    deadline = time.time() + 90
-    while time.time() < deadline and len(list(runs.glob("d20_rounds/ppo/*/checkpoint.pkl"))) < 1:
-        time.sleep(0.1)
-    time.sleep(1.0)
-    started = time.monotonic()
-    os.killpg(process.pid, signal.SIGINT)  # as Ctrl-C does: the sweep and its workers
-    _, stderr = process.communicate(timeout=30)
-    assert time.monotonic() - started < 10
-    assert process.returncode == 130, stderr
+    seconds, status, stderr = interrupt_sweep(command, runs, timeout=90)
+    assert seconds < 10 and status == 130, stderr
     assert "Traceback" not in stderr
     assert "run the same command again to resume" in stderr.strip().splitlines()[-1]
-    assert not list(runs.rglob(".*.tmp"))
-    for path in runs.rglob("*.json"):
-        json.loads(path.read_text())
-    checkpoints = list(runs.rglob("checkpoint.pkl"))
-    assert checkpoints and any(pickle.loads(p.read_bytes())["step"] > 0 for p in checkpoints)
+    assert_complete_files(runs)
+    assert any(pickle.loads(p.read_bytes())["step"] > 0 for p in runs.rglob("checkpoint.pkl"))
     assert not (out / "report.md").exists()
     finished_before = {p: p.read_bytes() for p in runs.rglob("result.json")}
     rerun = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)

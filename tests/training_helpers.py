@@ -44,3 +44,47 @@ def write_configs(folder: Path, entries: dict[str, dict]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(raw, sort_keys=False))
     return folder
+
+
+def interrupt_sweep(command: list[str], runs: Path, timeout: float = 120) -> tuple[float, int, str]:
+    """Start a sweep in its own process group, wait for a checkpoint past step 0, then send
+    SIGINT to the group as Ctrl-C does; return (seconds to exit, exit status, stderr)."""
+    import contextlib
+    import os
+    import pickle
+    import signal
+    import subprocess
+    import time
+
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+
+    def checkpointed_past_zero() -> bool:
+        steps = []
+        for path in runs.rglob("checkpoint.pkl"):
+            # A run that finished meanwhile has removed its checkpoint.
+            with contextlib.suppress(FileNotFoundError):
+                steps.append(pickle.loads(path.read_bytes())["step"])
+        return any(step > 0 for step in steps)
+
+    deadline = time.time() + timeout
+    while time.time() < deadline and not checkpointed_past_zero():
+        time.sleep(0.1)
+    started = time.monotonic()
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    return time.monotonic() - started, process.returncode, stderr
+
+
+def assert_complete_files(runs: Path) -> None:
+    """No temporary file left; every JSON parses; every checkpoint unpickles."""
+    import json
+    import pickle
+
+    assert not list(runs.rglob(".*.tmp"))
+    for path in runs.rglob("*.json"):
+        json.loads(path.read_text())
+    for path in runs.rglob("checkpoint.pkl"):
+        pickle.loads(path.read_bytes())
