@@ -46,6 +46,7 @@ SUMMARIES = {
     "dice_envs/Pig-v0": "two-player Pig to 100 against a fixed opponent (hold-at-20), win = 1",
     "dice_envs/TenThousand-v0": "one turn of solitaire Ten Thousand (Farkle), in chips, masked "
     "actions",
+    "dice_envs/PigSolitaire-v0": "Pig alone: reach 100 in the fewest turns (reward -1 per turn)",
     "dice_envs/DieStopping-v0": "roll a d6 at most five times; stop for the face showing",
     "dice_envs/RedBlackCards-v0": "draw from 26 red and 26 black cards; stop for red minus black",
     "dice_envs/ChowRobbins-v0": "toss a coin at most 100 times; stop for the share of heads",

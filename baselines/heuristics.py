@@ -147,6 +147,22 @@ def _d20(name: str, model: D20Rounds) -> Policy | None:
     return take_above(int(match.group(1)))(model) if match else None
 
 
+def _pig_solitaire(name: str, model) -> Policy | None:
+    """hold-at-K: hold once the turn total reaches K, or what the goal still needs (seed 002's
+    stipulation); the observation is (score, turn total)."""
+    match = re.fullmatch(r"hold-at-(\d+)", name)
+    if not match:
+        return None
+    limit = int(match.group(1))
+
+    def batch_rule(batch):
+        batch = np.asarray(batch).reshape(-1, 2)
+        score, turn = batch[:, 0], batch[:, 1]
+        return np.where((turn > 0) & (turn >= np.minimum(limit, model.goal - score)), 0, 1)
+
+    return Rule(lambda obs: int(batch_rule(np.asarray(obs))[0]), batch_rule)
+
+
 # Tijms's stopping games (seed 002). Observations: DieStopping (rolls left, face), RedBlackCards
 # (red left, black left), ChowRobbins (tosses, heads); 0 stop, 1 go on.
 def _die_stopping(name: str, model) -> Policy | None:
@@ -236,6 +252,7 @@ HEURISTICS = {
         "stop-at-K",
         ["stop-at-6", "stop-at-10", "stop-at-20"],
     ),
+    "dice_envs/PigSolitaire-v0": (_pig_solitaire, "hold-at-K", ["hold-at-20", "hold-at-25"]),
     "dice_envs/DieStopping-v0": (
         _die_stopping,
         "stop-at-K",

@@ -77,6 +77,12 @@ register_game(
     ],
 )
 
+# optimum -12.545 turns to 100 (objective="turns"); 8.14 for one turn (objective="turn_score")
+register_game(
+    "dice_envs/PigSolitaire-v0",
+    "dice_envs.games.pig:PigSolitaire",
+    [{"goal": 20}, {"goal": 12, "objective": "turn_score"}, {"goal": 10, "sides": 4}],
+)
 # Tijms's stopping games (seed 002). optimum 5.129 (rolls=5, sides=6)
 register_game(
     "dice_envs/DieStopping-v0",

@@ -12,6 +12,7 @@ from baselines.solvers import (
     bellman_residual,
     evaluate_backward,
     evaluate_linear,
+    q_from_values,
     solve_mdp,
 )
 from dice_envs.games.base import Transition
@@ -57,15 +58,36 @@ def test_cyclic_game_by_value_iteration():
     assert evaluate_linear(mdp, np.array([0]))[0] == pytest.approx(1.0, abs=1e-12)
 
 
+def policy_iteration(mdp):
+    """Howard's policy iteration with exact evaluation (the second method for a cyclic game
+    without a specialised solver); every policy of these games ends with probability 1."""
+    actions = np.argmax(mdp.legal, axis=1)  # the first legal action everywhere
+    for _ in range(1000):
+        values = evaluate_linear(mdp, actions)
+        q = q_from_values(mdp, values)
+        best = np.where(mdp.legal, q, -np.inf)
+        current = best[np.arange(len(actions)), actions]
+        # Switch only on a strict gain, so the loop can not cycle between tied actions.
+        improve = best.max(axis=1) > current + 1e-12
+        if not improve.any():
+            return values, actions
+        actions = np.where(improve, best.argmax(axis=1), actions)
+    raise AssertionError("policy iteration did not converge in 1000 steps")
+
+
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_two_solvers_and_the_linear_solve_agree(case):
-    """Backward induction (acyclic) or the specialised solver (cyclic) against value iteration;
-    the optimal policy's exact evaluation against the optimal values."""
+    """Backward induction (acyclic), or the specialised solver or policy iteration (cyclic),
+    against value iteration; the optimal policy's exact evaluation against the optimal values."""
     env_id, kwargs = case
     mdp = baselines.tabulate(env_id, **kwargs)
     iterated = solve_mdp(mdp, "value_iteration", tol=1e-13)
     if mdp.acyclic:
         other = solve_mdp(mdp, "backward")
+    elif env_id not in baselines.SPECIALISED:
+        values, actions = policy_iteration(mdp)
+        np.testing.assert_allclose(values, iterated.state_values, atol=1e-9, rtol=0)
+        other = iterated
     else:
         other = baselines.on_states(baselines.solve(env_id, method="specialised", **kwargs), mdp)
     np.testing.assert_allclose(other.state_values, iterated.state_values, atol=1e-9, rtol=0)

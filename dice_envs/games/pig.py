@@ -375,3 +375,122 @@ def keep_pace_rolls(goal: int) -> np.ndarray:
 
 # The single-agent game of dice_envs/Pig-v0: Pig against a fixed opponent.
 PigVersus = fold_factory(Pig, default_opponent="hold-at-20")
+
+
+OBJECTIVES = ("turns", "turn_score")
+
+
+class PigSolitaire:
+    """Pig alone: reach the goal in the fewest turns, or make one turn score as much as it can.
+
+    ## Description
+    One player and Pig's turn rules, read from the two-player model `Pig` (seat 0 plays, the
+    other seat never moves), so the rules are written once. With `objective="turns"` the
+    player races to `goal` in as few turns as possible (../shared/seeds/002, after Haigh and
+    Roters: 12.545 turns to 100 at best, 12.637 holding at 20, or at what is still needed).
+    With `objective="turn_score"` the game is a single turn whose banked total is the payoff
+    (../shared/seeds/003, section 5.2, after Roters: V(0) = 8.14, hold at 20).
+
+    ## Action Space
+    `Discrete(2)`: 0 hold, 1 roll. A turn starts with a roll: at turn total 0 hold is masked
+    out and, taken anyway, played as a roll (as in `Pig`).
+
+    ## Observation Space
+    `MultiDiscrete([goal + 1, goal])`: (score, turn total). A final observation of a game won
+    shows the score as `goal`.
+
+    ## Rewards
+    `turns`: -1 for each turn when it ends (by a hold, a 1, or reaching the goal), so the
+    return is minus the number of turns. `turn_score`: the banked turn total when the turn
+    ends (0 after a 1; a turn that reaches the goal banks what the goal still needed).
+
+    ## Starting State
+    Score 0, turn total 0.
+
+    ## Episode End
+    Termination when the goal is reached (`turns`) or when the first turn ends
+    (`turn_score`). No truncation; every turn ends with probability 1.
+
+    ## Arguments
+    - `goal=100`: points to reach; an integer >= 1. For `turn_score` it caps the turn total
+      (optimal play holds far below it).
+    - `sides=None`, `die_probs=None`: the die, as for `Pig`.
+    - `objective="turns"`: `"turns"` or `"turn_score"`.
+    - `render_mode=None`: `"ansi"` (one line of text) or `"rgb_array"` (the dice and score).
+
+    ## Version History
+    - v0: initial version.
+    """
+
+    num_actions = 2
+    action_names = ("hold", "roll")
+    picture_size = (1, 2)
+
+    def __init__(
+        self,
+        goal: int = 100,
+        sides: int | None = None,
+        die_probs: Sequence[float] | None = None,
+        objective: str = "turns",
+    ) -> None:
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {list(OBJECTIVES)}, got {objective!r}")
+        self.rules = Pig(goal, sides, die_probs)
+        self.goal, self.face_probs, self.sides = goal, self.rules.face_probs, self.rules.sides
+        self.objective = objective
+        self.observation_nvec = (self.goal + 1, self.goal)
+
+    def __repr__(self) -> str:
+        return repr(self.rules).replace("Pig(", "PigSolitaire(")[:-1] + (
+            f", objective={self.objective!r})"
+        )
+
+    def initial_states(self) -> list[tuple[float, tuple[int, int]]]:
+        return [(1.0, (0, 0))]
+
+    def legal_actions(self, state: tuple[int, int]) -> tuple[int, ...]:
+        return self.rules.legal_actions((0, state[0], 0, state[1]))
+
+    def transitions(self, state: tuple[int, int], action: int) -> list[Transition]:
+        score, _ = state
+        outcomes = []
+        for prob, after, _reward, terminal in self.rules.transitions(
+            (0, score, 0, state[1]), action
+        ):
+            mover, banked, _, turn = after
+            turn_over = terminal or mover == 1
+            if self.objective == "turns":
+                reward = -1.0 if turn_over else 0.0
+                end = terminal
+            else:
+                reward = float(banked - score) if turn_over else 0.0
+                end = turn_over
+            outcomes.append(Transition(prob, (banked, 0 if turn_over else turn), reward, end))
+        return outcomes
+
+    def observation(self, state: tuple[int, int]) -> tuple[int, int]:
+        return state
+
+    def validate_state(self, state: object) -> tuple[int, int]:
+        try:
+            score, turn = state  # type: ignore[misc]
+        except (TypeError, ValueError):
+            raise ValueError(f"state must be (score, turn_total), got {state!r}") from None
+        own = self.rules.state_of((score, 0, turn), 0)[1]
+        if self.objective == "turn_score" and own != 0:
+            raise ValueError("the turn_score game is one turn from score 0: score must be 0")
+        return own, turn
+
+    def render_text(self, state: tuple[int, int]) -> str:
+        score, turn = state
+        return f"score {score} of {self.goal}, turn total {turn} ({self.objective})"
+
+    def picture(self, state: tuple[int, int], context: dict):
+        score, turn = state
+        lines = [f"SCORE {score}/{self.goal}  TURN {turn}", f"RETURN {context['episode_return']:g}"]
+        previous = context["previous_state"]
+        if context["last_action"] != ROLL or previous is None:
+            return [], lines
+        # The face thrown: what the turn total (or, on reaching the goal, the score) gained.
+        gained = (turn - previous[1]) if turn else (score - previous[0] - previous[1])
+        return [(gained if gained > 1 else 1, False)], lines
