@@ -30,6 +30,11 @@ class Rule:
     def __call__(self, obs) -> int:
         return self.single(obs)
 
+    @classmethod
+    def from_batch(cls, batch: Callable[[np.ndarray], np.ndarray]) -> Rule:
+        """A rule written once, for a batch; one observation is a batch of one."""
+        return cls(lambda obs: int(batch(np.asarray(obs))[0]), batch)
+
 
 def stop_at(threshold: int) -> Policy:
     """Sum-avoid: roll until the sum is at least `threshold`, then stop."""
@@ -160,7 +165,7 @@ def _pig_solitaire(name: str, model) -> Policy | None:
         score, turn = batch[:, 0], batch[:, 1]
         return np.where((turn > 0) & (turn >= np.minimum(limit, model.goal - score)), 0, 1)
 
-    return Rule(lambda obs: int(batch_rule(np.asarray(obs))[0]), batch_rule)
+    return Rule.from_batch(batch_rule)
 
 
 # Tijms's stopping games (seed 002). Observations: DieStopping (rolls left, face), RedBlackCards
@@ -193,15 +198,12 @@ def red_black_thresholds(model, thresholds) -> Policy:
     draw)."""
     beta = np.asarray([np.inf, *thresholds], dtype=float)
 
-    def drawn(batch):
-        count = (model.red - batch[:, 0]) + (model.black - batch[:, 1])
-        return count, (model.red - batch[:, 0]) - (model.black - batch[:, 1])
-
     def batch_rule(batch):
-        count, lead = drawn(np.asarray(batch).reshape(-1, 2))
-        return np.where(lead >= beta[count], 0, 1)
+        batch = np.asarray(batch).reshape(-1, 2)
+        count = (model.red + model.black) - batch.sum(axis=1)
+        return np.where(model.lead(batch[:, 0], batch[:, 1]) >= beta[count], 0, 1)
 
-    return Rule(lambda obs: int(batch_rule(np.asarray(obs))[0]), batch_rule)
+    return Rule.from_batch(batch_rule)
 
 
 def _red_black(name: str, model) -> Policy | None:
@@ -231,7 +233,7 @@ def _chow_robbins(name: str, model) -> Policy | None:
         tosses, heads = batch[:, 0], batch[:, 1]
         return np.where((tosses > 0) & (2 * heads - tosses >= lead), 0, 1)
 
-    return Rule(lambda obs: int(batch_rule(np.asarray(obs))[0]), batch_rule)
+    return Rule.from_batch(batch_rule)
 
 
 # env id -> (parser, the names it takes, the seed's list for tables and plots)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import baselines
+from dice_envs import make_model
 from dice_envs.games.stopping import STOP
 
 DIE = "dice_envs/DieStopping-v0"
@@ -29,11 +30,12 @@ def red_black_stop_leads(red: int = 26, black: int = 26) -> list[int | None]:
     drawn) among the states after k draws at which stopping is optimal; None where no reachable
     lead stops. Checked to be a threshold: every larger lead stops too."""
     solution = baselines.solve(CARDS, red=red, black=black)
+    model = make_model(CARDS, red=red, black=black)
     leads = []
     for k in range(1, red + black):
         left = red + black - k
         states = [(r, left - r) for r in range(max(0, left - black), min(red, left) + 1)]
-        stop = sorted(((red - r) - (black - b), solution.action((r, b)) == STOP) for r, b in states)
+        stop = sorted((model.lead(r, b), solution.action((r, b)) == STOP) for r, b in states)
         stopping = [lead for lead, stops in stop if stops]
         if stopping:
             assert all(stops for lead, stops in stop if lead >= stopping[0]), "not a threshold"

@@ -155,6 +155,7 @@ def test_the_sweep_bar_counts_steps_over_runs():
     ]:  # fmt: skip
         bar.handle(message)
     assert bar.bar.n == 100 + 80 + 50 and bar.finished == 2
+    assert set(bar.ended) == {0}  # a finished run's rate stops at its end
     assert "b gap 1.23 %" in bar.last_gap
     bar.close()
 

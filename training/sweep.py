@@ -144,9 +144,9 @@ def sweep(
     results: list[dict | None] = [None] * len(tasks)
     labels = [f"{path.parent.name}/{path.stem} s{seed}" for path, _, seed in tasks]
     todo = []
-    for index, (_, config, seed) in enumerate(tasks):
-        from training.train import load_run
+    from training.train import load_run
 
+    for index, (_, config, seed) in enumerate(tasks):
         directory = run_dir(root, config, seed)
         if read_finished(directory, run_identity(config, seed)) is not None:
             results[index] = load_run(directory)

@@ -167,6 +167,10 @@ class RedBlackCards:
     def initial_states(self) -> list[tuple[float, tuple[int, int]]]:
         return [(1.0, (self.red, self.black))]
 
+    def lead(self, red_left, black_left):
+        """Red minus black drawn (the payoff of stopping); ints or numpy arrays alike."""
+        return (self.red - red_left) - (self.black - black_left)
+
     def legal_actions(self, state: tuple[int, int]) -> tuple[int, ...]:
         return (STOP, GO_ON)
 
@@ -200,15 +204,14 @@ class RedBlackCards:
 
     def render_text(self, state: tuple[int, int]) -> str:
         red, black = state
-        drawn = (self.red - red) - (self.black - black)
-        return f"{red} red and {black} black left; red minus black drawn {drawn:+d}"
+        return f"{red} red and {black} black left; red minus black drawn {self.lead(*state):+d}"
 
     def picture(self, state: tuple[int, int], context: dict):
         red, black = state
         lines = [
             f"RED LEFT {red}",
             f"BLACK LEFT {black}",
-            f"RED - BLACK {(self.red - red) - (self.black - black):+d}",
+            f"RED - BLACK {self.lead(red, black):+d}",
         ]
         return [], lines
 
