@@ -13,9 +13,8 @@ import numpy as np
 
 from dice_envs import make_model
 from dice_envs.games.d20_rounds import REROLL, TAKE, D20Rounds
-from dice_envs.games.pig import keep_pace_rolls
 from dice_envs.games.sum_avoid import ROLL, STOP, SumAvoid
-from dice_envs.games.two_player import Fold
+from dice_envs.games.two_player import Solitaire
 
 Policy = Callable[[object], int]
 
@@ -92,36 +91,38 @@ def take_above(limit: int) -> Callable[[D20Rounds], Policy]:
     return lambda model: lambda obs: TAKE if int(obs[1]) > limit else REROLL
 
 
-# Pig. The observation is (own score, opponent score, turn total); 0 hold, 1 roll.
-def pig_hold_at(threshold: int) -> Policy:
-    """Hold once the turn total reaches `threshold` (Neller's "hold at 20" for 20)."""
-    return Rule(
-        lambda obs: int(int(obs[2]) < threshold),
-        lambda batch: (batch[:, 2] < threshold).astype(np.int64),
-    )
+# The Pig family (Pig, two-dice Pig, Hog; raced or alone). The rules are the two-player
+# model's named policies (the same ones an opponent plays), read on the observation grid.
+def _race(name: str, model) -> Policy | None:
+    """A two-player model's named policy (hold-at-K, keep-pace, tijms, five-dice, dice-K, ...)
+    or "two-player-optimal", for its fold; for its solitaire, the named policy with the
+    opponent's score at 0. Only deterministic policies: "random" is refused."""
+    rules = model.model
+    solo = isinstance(model, Solitaire)
+    if name == "two-player-optimal" and not solo:
+        from baselines.two_player import two_player_optimum
+
+        actions = two_player_optimum(rules).policy
+    else:
+        table = rules.named_policy(name)
+        if table is None:
+            return None
+        actions = table.argmax(axis=-1)
+        if not np.array_equal(table.max(axis=-1), np.ones(actions.shape)):
+            raise ValueError(f"{name} is a stochastic policy; exact evaluation takes actions")
+    if solo:
+        actions = np.take(actions, 0, axis=rules.observation_names.index("opponent score"))
+    return race_table(actions)
 
 
-def pig_table(table) -> Policy:
-    """Play a roll-decision table [own, other, turn] (turn total 0 always rolls)."""
-    return Rule(
-        lambda obs: int(int(obs[2]) == 0 or bool(table[int(obs[0]), int(obs[1]), int(obs[2])])),
-        lambda batch: ((batch[:, 2] == 0) | table[batch[:, 0], batch[:, 1], batch[:, 2]]).astype(
-            np.int64
-        ),
-    )
+def race_table(actions: np.ndarray) -> Rule:
+    """Play a table of actions over the observation grid."""
 
+    def batch_rule(batch):
+        batch = np.asarray(batch).reshape(-1, actions.ndim)
+        return actions[tuple(batch.T)].astype(np.int64)
 
-def _pig(name: str, model: Fold) -> Policy | None:
-    match = re.fullmatch(r"hold-at-(\d+)", name)
-    if match:
-        return pig_hold_at(int(match.group(1)))
-    if name == "keep-pace":
-        return pig_table(keep_pace_rolls(model.goal))
-    if name == "two-player-optimal":
-        from baselines.pig import two_player_optimum
-
-        return pig_table(two_player_optimum(model.goal, model.face_probs).roll)
-    return None
+    return Rule.from_batch(batch_rule)
 
 
 # Ten Thousand. The observation is (turn score in chips, configuration index, dice in hand).
@@ -150,22 +151,6 @@ def _d20(name: str, model: D20Rounds) -> Policy | None:
         return named[name](model)
     match = re.fullmatch(r"take-above-(\d+)", name)
     return take_above(int(match.group(1)))(model) if match else None
-
-
-def _pig_solitaire(name: str, model) -> Policy | None:
-    """hold-at-K: hold once the turn total reaches K, or what the goal still needs (seed 002's
-    stipulation); the observation is (score, turn total)."""
-    match = re.fullmatch(r"hold-at-(\d+)", name)
-    if not match:
-        return None
-    limit = int(match.group(1))
-
-    def batch_rule(batch):
-        batch = np.asarray(batch).reshape(-1, 2)
-        score, turn = batch[:, 0], batch[:, 1]
-        return np.where((turn > 0) & (turn >= np.minimum(limit, model.goal - score)), 0, 1)
-
-    return Rule.from_batch(batch_rule)
 
 
 # Tijms's stopping games (seed 002). Observations: DieStopping (rolls left, face), RedBlackCards
@@ -245,16 +230,30 @@ HEURISTICS = {
         ["take-anything", "roll-once", "reroll-below-max", "take-above-10"],
     ),
     "dice_envs/Pig-v0": (
-        _pig,
+        _race,
         "hold-at-K, keep-pace, two-player-optimal",
         ["hold-at-20", "hold-at-25", "keep-pace", "two-player-optimal"],
+    ),
+    "dice_envs/TwoDicePig-v0": (
+        _race,
+        "hold-at-K, tijms, two-player-optimal",
+        ["hold-at-20", "tijms", "two-player-optimal"],
+    ),
+    "dice_envs/Hog-v0": (
+        _race,
+        "five-dice, dice-K, two-player-optimal",
+        ["five-dice", "dice-5", "two-player-optimal"],
     ),
     "dice_envs/TenThousand-v0": (
         _ten_thousand,
         "stop-at-K",
         ["stop-at-6", "stop-at-10", "stop-at-20"],
     ),
-    "dice_envs/PigSolitaire-v0": (_pig_solitaire, "hold-at-K", ["hold-at-20", "hold-at-25"]),
+    # Reaching the goal ends a turn, so hold-at-K alone holds at min(K, points still needed),
+    # seed 002's stipulation.
+    "dice_envs/PigSolitaire-v0": (_race, "hold-at-K", ["hold-at-20", "hold-at-25"]),
+    "dice_envs/TwoDicePigSolitaire-v0": (_race, "hold-at-K, tijms", ["tijms", "hold-at-20"]),
+    "dice_envs/HogSolitaire-v0": (_race, "five-dice, dice-K", ["five-dice", "dice-5"]),
     "dice_envs/DieStopping-v0": (
         _die_stopping,
         "stop-at-K",

@@ -98,16 +98,45 @@ class TwoPlayerOptimum:
         return self.tables.roll_decision
 
 
-def _solve_layers(goal, face_probs, hold_value, bust_terms, after_layer):
+@dataclass(frozen=True)
+class RollLaw:
+    """What a roll does, as the layered solver reads it: `bust` (the turn total is lost),
+    `gains[g]` the probability of adding g points (g = 0 unused), and `wipe` (the mover's score
+    is lost too; its value comes from the caller, see `_solve_layers`)."""
+
+    bust: float
+    gains: tuple[float, ...]
+    wipe: float = 0.0
+
+    @classmethod
+    def of(cls, model) -> RollLaw:
+        """The law of a Pig-family model (its `bust_prob`, `gains`, `wipe_prob`)."""
+        top = max(points for points, _ in model.gains)
+        gains = [0.0] * (top + 1)
+        for points, prob in model.gains:
+            gains[points] = prob
+        return cls(float(model.bust_prob), tuple(gains), float(model.wipe_prob))
+
+    @classmethod
+    def die(cls, face_probs: tuple[float, ...]) -> RollLaw:
+        """Pig's law: face 1 busts, faces 2.. add themselves."""
+        return cls(float(face_probs[0]), (0.0, 0.0, *map(float, face_probs[1:])))
+
+
+def _solve_layers(goal, law: RollLaw, hold_value, bust_terms, after_layer, wipe_value=None):
     """The layered solve shared by both problems.
 
     Args:
+        law: the roll's outcomes (`RollLaw`).
         hold_value(own, other, ks): [position, k] value of banking k; those layers are done.
         bust_terms(own, other): None for the two-player game, where a 1 is worth 1 - y with y
             the mirrored position's turn-start value; otherwise (c, d, e) with a 1 worth
             c + d * y, y the position's own turn-start value, and e = 1 - d (given on its own
             so that a near-certain bust keeps its precision).
         after_layer(own, other, x): called once a layer's turn-start values x are final.
+        wipe_value(own, other): (two-player game only, for a law with a wipe) the mover's value
+            after its score is wiped, per position; where own = 0 a wipe is a bust and the
+            value is not read.
 
     A pass stores, for each k, U = V - s (the value less the value s = c + d * y of a bust)
     and Q, the probability that the turn ends by a hold or a win rather than a 1, both under
@@ -118,11 +147,15 @@ def _solve_layers(goal, face_probs, hold_value, bust_terms, after_layer):
 
     Stops, limits and tolerance: see the module docstring.
     """
-    n, probs = goal, np.asarray(face_probs, dtype=float)
-    sides = len(probs)
+    n = goal
     coupled = bust_terms is None
-    scoring = probs[1:].copy()  # faces 2..sides, which add 2..sides
-    width = n + sides + 1
+    low = next(g for g, prob in enumerate(law.gains) if prob > 0)
+    scoring = np.array(law.gains[low:])  # the gains low..high, in order
+    high = len(law.gains) - 1
+    wiping = law.wipe > 0
+    if wiping and not (coupled and wipe_value is not None):
+        raise ValueError("a law with a wipe needs the two-player game and its wipe_value")
+    width = n + high + 1
     value = np.full((n, n, n), np.nan)
     hold_q = np.full((n, n, n), np.nan)
     roll_q = np.full((n, n, n), np.nan)
@@ -133,7 +166,8 @@ def _solve_layers(goal, face_probs, hold_value, bust_terms, after_layer):
     r = np.empty((n, 2, n))  # a roll's (U, Q)
     rolls = np.zeros((n, n), dtype=bool)
     threshold = np.empty((n, n))  # roll where a roll's U is above this
-    ahead = [w.reshape(width, 2 * n)[k + 2 : k + sides + 1] for k in range(n)]
+    ahead = [w.reshape(width, 2 * n)[k + low : k + high + 1] for k in range(n)]
+    wipe_pair = np.zeros((2, n))  # a wipe's share of a roll's (U, Q), per position
     roll_rows, roll_pairs, roll_values = list(r.reshape(n, 2 * n)), list(r), list(r[:, 0])
     w_pairs, roll_flags, thresholds = list(w), list(rolls), list(threshold)
     most_passes = 0
@@ -152,7 +186,9 @@ def _solve_layers(goal, face_probs, hold_value, bust_terms, after_layer):
             c, d = np.ones(m), -np.ones(m)
         else:
             c, d, e = (np.broadcast_to(t, m).astype(float) for t in bust_terms(own, other))
-        base = np.ones((top + sides, n))
+        if wiping:
+            wiped = np.where(own > 0, wipe_value(own, other), np.nan)
+        base = np.ones((top + high, n))
         base[:top, :m] = holds
         base[0, :m] = 0.0  # overwritten: k = 0 rolls
         limit = np.full((top, n), np.inf)
@@ -171,11 +207,17 @@ def _solve_layers(goal, face_probs, hold_value, bust_terms, after_layer):
         while True:
             passes += 1
             s = bust[:m] = c + d * y
-            w[: top + sides, 0] = base - bust
-            w[: top + sides, 1] = 1.0
+            w[: top + high, 0] = base - bust
+            w[: top + high, 1] = 1.0
             np.subtract(limit, bust, out=threshold[:top])
+            if wiping:  # a wipe ends the turn at a known value (own = 0: it is a bust)
+                wipe_pair[0, :m] = np.where(own > 0, law.wipe * (wiped - s), 0.0)
+                wipe_pair[1, :m] = np.where(own > 0, law.wipe, 0.0)
+                wipe_flat = wipe_pair.reshape(-1)
             for k in range(top - 1, -1, -1):
                 np.matmul(scoring, ahead[k], out=roll_rows[k])
+                if wiping:
+                    roll_rows[k] += wipe_flat
                 np.greater(roll_values[k], thresholds[k], out=roll_flags[k])
                 np.copyto(w_pairs[k], roll_pairs[k], where=roll_flags[k])
             u0, q0 = w[0, 0, :m], w[0, 1, :m]
@@ -215,6 +257,13 @@ def _solve_layers(goal, face_probs, hold_value, bust_terms, after_layer):
 def two_player_optimum(goal: int, face_probs: tuple[float, ...]) -> TwoPlayerOptimum:
     """Both players maximise their win probability (cached per goal and die)."""
     start = time.perf_counter()
+    tables = two_player_layers(goal, RollLaw.die(face_probs))
+    return TwoPlayerOptimum(tables, time.perf_counter() - start)
+
+
+def two_player_layers(goal: int, law: RollLaw, wiped: np.ndarray | None = None) -> PigTables:
+    """The two-player optimum, layer by layer; with a wipe in the law, `wiped[j]` is taken as
+    the turn-start value X(j, 0) of the player to move after a wipe (its opponent at 0)."""
     turn_start = np.full((goal, goal), np.nan)
 
     def hold_value(own, other, ks):
@@ -224,8 +273,10 @@ def two_player_optimum(goal: int, face_probs: tuple[float, ...]) -> TwoPlayerOpt
     def after_layer(own, other, x):
         turn_start[own, other] = x
 
-    tables = _solve_layers(goal, face_probs, hold_value, None, after_layer)
-    return TwoPlayerOptimum(tables, time.perf_counter() - start)
+    def wipe_value(own, other):
+        return 1.0 - wiped[other]
+
+    return _solve_layers(goal, law, hold_value, None, after_layer, wipe_value)
 
 
 def best_response(model: Pig) -> PigTables:
@@ -258,7 +309,7 @@ def best_response(model: Pig) -> PigTables:
         turn_start[own, other] = x
         waiting[own, other] = climbing[own, other] + bank[other, own, 0] * x
 
-    tables = _solve_layers(goal, model.face_probs, hold_value, bust_terms, after_layer)
+    tables = _solve_layers(goal, RollLaw.die(model.face_probs), hold_value, bust_terms, after_layer)
     tables.waiting = waiting
     return tables
 

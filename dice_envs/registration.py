@@ -83,6 +83,40 @@ register_game(
     "dice_envs.games.pig:PigSolitaire",
     [{"goal": 20}, {"goal": 12, "objective": "turn_score"}, {"goal": 10, "sides": 4}],
 )
+# optimum 0.6095 (goal=100, two fair d6, opponent="hold-at-20", coin flip): the best response
+register_game(
+    "dice_envs/TwoDicePig-v0",
+    "dice_envs.games.two_dice_pig:TwoDicePigVersus",
+    [
+        {"goal": 20},
+        {"goal": 12, "opponent": "tijms", "agent_starts": False},
+        {"goal": 9, "sides": 4, "opponent": "optimal"},
+        {"goal": 3, "opponent": "random", "agent_starts": False},
+    ],
+)
+# optimum -16.923 turns to 100 (seed 002)
+register_game(
+    "dice_envs/TwoDicePigSolitaire-v0",
+    "dice_envs.games.two_dice_pig:TwoDicePigSolitaire",
+    [{"goal": 20}, {"goal": 9, "sides": 4}, {"goal": 1}],
+)
+# optimum 0.5 (goal=100, max_dice=10, opponent="five-dice", coin flip): the best response
+register_game(
+    "dice_envs/Hog-v0",
+    "dice_envs.games.hog:HogVersus",
+    [
+        {"goal": 20},
+        {"goal": 15, "max_dice": 4, "opponent": "dice-2", "agent_starts": False},
+        {"goal": 12, "max_dice": 3, "sides": 4, "opponent": "optimal"},
+        {"goal": 5, "opponent": "random", "agent_starts": False},
+    ],
+)
+# optimum -13.039 turns to 100 (seed 002)
+register_game(
+    "dice_envs/HogSolitaire-v0",
+    "dice_envs.games.hog:HogSolitaire",
+    [{"goal": 20}, {"goal": 12, "max_dice": 3, "sides": 4}, {"goal": 1}],
+)
 # Tijms's stopping games (seed 002). optimum 5.129 (rolls=5, sides=6)
 register_game(
     "dice_envs/DieStopping-v0",

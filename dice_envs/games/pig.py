@@ -15,7 +15,7 @@ from operator import itemgetter
 import numpy as np
 
 from dice_envs.games.base import Transition, check_die, check_int, cumulative, uniform_die
-from dice_envs.games.two_player import fold_factory
+from dice_envs.games.two_player import Solitaire, fold_factory
 
 HOLD, ROLL = 0, 1
 PigState = tuple[int, int, int, int]  # (player to move, score of player 0, of player 1, turn total)
@@ -80,6 +80,7 @@ class Pig:
     num_actions = 2
     action_names = ("hold", "roll")
     event_keys = ("rolls",)
+    observation_names = ("own score", "opponent score", "turn total")
     policy_names = ("hold-at-K", "keep-pace", "random")
     picture_size = (5, 3)
 
@@ -97,6 +98,18 @@ class Pig:
         self.observation_nvec = (self.goal + 1, self.goal + 1, self.goal)
         self.state_bounds = (2, self.goal + 1, self.goal + 1, self.goal)
         self._face_bounds = cumulative(self.face_probs)
+        self._roll_law()
+
+    def _roll_law(self) -> None:
+        """What one roll does: `bust_prob` (the turn total is lost and the turn ends),
+        `wipe_prob` (the mover's whole score is lost too), and `gains`, the (points, prob)
+        pairs of a roll that adds to the turn total. `min_gain` is the smallest possible gain.
+        A variant with other dice overrides this, and its samplers."""
+        self.bust_prob, self.wipe_prob = self.face_probs[0], 0.0
+        self.gains = tuple(
+            (face, prob) for face, prob in enumerate(self.face_probs[1:], start=2) if prob > 0
+        )
+        self.min_gain = 2
 
     def __repr__(self) -> str:
         fair = self.face_probs == uniform_die(self.sides)
@@ -127,19 +140,17 @@ class Pig:
             return [Transition(1.0, (1 - mover, *self._banked(state, turn), 0), 0.0, False)]
         own = first if mover == 0 else second
         outcomes = []
-        if self.face_probs[0] > 0:  # face 1 ends the turn with nothing
-            outcomes.append(
-                Transition(self.face_probs[0], (1 - mover, first, second, 0), 0.0, False)
-            )
+        if self.bust_prob > 0:  # the turn ends with nothing
+            outcomes.append(Transition(self.bust_prob, (1 - mover, first, second, 0), 0.0, False))
+        if self.wipe_prob > 0:  # the turn ends and the mover's score is lost
+            wiped = (1, 0, second, 0) if mover == 0 else (0, first, 0, 0)
+            outcomes.append(Transition(self.wipe_prob, wiped, 0.0, False))
         win = 0.0
-        for face in range(2, self.sides + 1):
-            prob = self.face_probs[face - 1]
-            if prob == 0:
-                continue
-            if own + turn + face >= self.goal:
+        for gain, prob in self.gains:
+            if own + turn + gain >= self.goal:
                 win += prob
             else:
-                outcomes.append(Transition(prob, (mover, first, second, turn + face), 0.0, False))
+                outcomes.append(Transition(prob, (mover, first, second, turn + gain), 0.0, False))
         if win > 0:
             final = (mover, *self._banked(state, self.goal - own), 0)
             outcomes.append(Transition(win, final, float(mover == 0), True))
@@ -230,21 +241,23 @@ class Pig:
             m, a, b, k = mover[rolled], first[rolled], second[rolled], turn[rolled]
             own = np.where(m == 0, a, b)
             count = len(rolled)
-            if self.face_probs[0] > 0:
-                parts.append(
-                    (
-                        rolled,
-                        np.full(count, self.face_probs[0]),
-                        np.column_stack((1 - m, a, b, np.zeros(count, np.int64))),
-                        np.zeros(count),
-                        np.zeros(count, bool),
+            zero = np.zeros(count, np.int64)
+            for prob, after in (
+                (self.bust_prob, (1 - m, a, b, zero)),
+                (self.wipe_prob, (1 - m, a * (m == 1), b * (m == 0), zero)),
+            ):
+                if prob > 0:
+                    parts.append(
+                        (
+                            rolled,
+                            np.full(count, prob),
+                            np.column_stack(after),
+                            np.zeros(count),
+                            np.zeros(count, bool),
+                        )
                     )
-                )
             win = np.zeros(count)
-            for face in range(2, self.sides + 1):
-                prob = self.face_probs[face - 1]
-                if prob == 0:
-                    continue
+            for face, prob in self.gains:
                 wins = own + k + face >= self.goal
                 win += prob * wins
                 go = ~wins
@@ -286,6 +299,12 @@ class Pig:
         own, other = (states[:, 1], states[:, 2]) if player == 0 else (states[:, 2], states[:, 1])
         return np.column_stack((own, other, states[:, 3]))
 
+    def batch_state_of(self, observations: np.ndarray, player: int) -> np.ndarray:
+        """`state_of` for an (n, 3) batch of valid observations (not checked)."""
+        own, other, turn = observations.T
+        first, second = (own, other) if player == 0 else (other, own)
+        return np.column_stack((np.full(len(own), player), first, second, turn))
+
     # -- views ---------------------------------------------------------------------------------
     def observation(self, state: PigState, player: int) -> tuple[int, int, int]:
         return self.observer(player)(state)
@@ -307,8 +326,10 @@ class Pig:
         turn = check_int("turn total", turn, 0, self.goal - 1)
         if own + turn >= self.goal:
             raise ValueError(f"own score {own} plus turn total {turn} reaches the goal")
-        if turn == 1:
-            raise ValueError("a turn total of 1 can not happen: face 1 ends the turn")
+        if 0 < turn < self.min_gain:
+            raise ValueError(
+                f"a turn total of {turn} can not happen: a roll scores {self.min_gain} or more"
+            )
         return (0, own, other, turn) if player == 0 else (1, other, own, turn)
 
     def validate_state(self, state: object) -> PigState:
@@ -377,10 +398,7 @@ def keep_pace_rolls(goal: int) -> np.ndarray:
 PigVersus = fold_factory(Pig, default_opponent="hold-at-20")
 
 
-OBJECTIVES = ("turns", "turn_score")
-
-
-class PigSolitaire:
+class PigSolitaire(Solitaire):
     """Pig alone: reach the goal in the fewest turns, or make one turn score as much as it can.
 
     ## Description
@@ -422,9 +440,7 @@ class PigSolitaire:
     - v0: initial version.
     """
 
-    num_actions = 2
-    action_names = ("hold", "roll")
-    picture_size = (1, 2)
+    objectives = ("turns", "turn_score")
 
     def __init__(
         self,
@@ -433,64 +449,4 @@ class PigSolitaire:
         die_probs: Sequence[float] | None = None,
         objective: str = "turns",
     ) -> None:
-        if objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {list(OBJECTIVES)}, got {objective!r}")
-        self.rules = Pig(goal, sides, die_probs)
-        self.goal, self.face_probs, self.sides = goal, self.rules.face_probs, self.rules.sides
-        self.objective = objective
-        self.observation_nvec = (self.goal + 1, self.goal)
-
-    def __repr__(self) -> str:
-        return repr(self.rules).replace("Pig(", "PigSolitaire(")[:-1] + (
-            f", objective={self.objective!r})"
-        )
-
-    def initial_states(self) -> list[tuple[float, tuple[int, int]]]:
-        return [(1.0, (0, 0))]
-
-    def legal_actions(self, state: tuple[int, int]) -> tuple[int, ...]:
-        return self.rules.legal_actions((0, state[0], 0, state[1]))
-
-    def transitions(self, state: tuple[int, int], action: int) -> list[Transition]:
-        score, _ = state
-        outcomes = []
-        for prob, after, _reward, terminal in self.rules.transitions(
-            (0, score, 0, state[1]), action
-        ):
-            mover, banked, _, turn = after
-            turn_over = terminal or mover == 1
-            if self.objective == "turns":
-                reward = -1.0 if turn_over else 0.0
-                end = terminal
-            else:
-                reward = float(banked - score) if turn_over else 0.0
-                end = turn_over
-            outcomes.append(Transition(prob, (banked, 0 if turn_over else turn), reward, end))
-        return outcomes
-
-    def observation(self, state: tuple[int, int]) -> tuple[int, int]:
-        return state
-
-    def validate_state(self, state: object) -> tuple[int, int]:
-        try:
-            score, turn = state  # type: ignore[misc]
-        except (TypeError, ValueError):
-            raise ValueError(f"state must be (score, turn_total), got {state!r}") from None
-        own = self.rules.state_of((score, 0, turn), 0)[1]
-        if self.objective == "turn_score" and own != 0:
-            raise ValueError("the turn_score game is one turn from score 0: score must be 0")
-        return own, turn
-
-    def render_text(self, state: tuple[int, int]) -> str:
-        score, turn = state
-        return f"score {score} of {self.goal}, turn total {turn} ({self.objective})"
-
-    def picture(self, state: tuple[int, int], context: dict):
-        score, turn = state
-        lines = [f"SCORE {score}/{self.goal}  TURN {turn}", f"RETURN {context['episode_return']:g}"]
-        previous = context["previous_state"]
-        if context["last_action"] != ROLL or previous is None:
-            return [], lines
-        # The face thrown: what the turn total (or, on reaching the goal, the score) gained.
-        gained = (turn - previous[1]) if turn else (score - previous[0] - previous[1])
-        return [(gained if gained > 1 else 1, False)], lines
+        super().__init__(Pig(goal, sides, die_probs), objective)

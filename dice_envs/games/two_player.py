@@ -633,6 +633,159 @@ def _merged(columns, encode):
     return origin[first], mass, states[first], gained[first]
 
 
+OWN, OTHER = "own score", "opponent score"
+
+
+class Solitaire:
+    """A two-player race played alone: seat 0 plays every turn and seat 1 never moves.
+
+    The rules are the two-player model's; its `observation_names` must name the components
+    "own score" and "opponent score". A state is seat 0's observation without the opponent's
+    score (which stays 0). Objectives: "turns" (-1 for each turn when it ends, by the model's
+    handing the move over or by reaching the goal: the return is minus the number of turns)
+    and "turn_score" (one turn only; the reward is what the turn added to the score).
+    """
+
+    objectives: tuple[str, ...] = ("turns",)
+
+    def __init__(self, model: TwoPlayerModel, objective: str = "turns") -> None:
+        self.objective = check_choice("objective", objective, self.objectives)
+        names = tuple(getattr(model, "observation_names", ()))
+        if OWN not in names or OTHER not in names:
+            raise ValueError(f"{model!r} names no {OWN!r} and {OTHER!r} in its observation")
+        self.model = model
+        self._own, self._other = names.index(OWN), names.index(OTHER)
+        keep = [i for i in range(len(names)) if i != self._other]
+        self._keep = keep
+        self._scalar = len(keep) == 1  # a scalar observation is an int
+        self.observation_names = tuple("score" if i == self._own else names[i] for i in keep)
+        self.observation_nvec = tuple(model.observation_nvec[i] for i in keep)
+        self.num_actions, self.action_names = model.num_actions, model.action_names
+        self.goal = model.goal
+        for name in ("face_probs", "sides", "picture_size"):
+            if hasattr(model, name):
+                setattr(self, name, getattr(model, name))
+        self._start = [(p, self._solo(state)) for p, state in model.initial_states()]
+        self._sampler = getattr(model, "sample_step", None)
+        # The batch form of the rules (the fast table builder), where the model has one.
+        self.batchable = hasattr(model, "batch_transitions") and hasattr(model, "batch_state_of")
+        self.state_bounds = self.observation_nvec
+
+    def __repr__(self) -> str:
+        inner = repr(self.model).split("(", 1)[1][:-1]
+        extra = f", objective={self.objective!r}" if len(self.objectives) > 1 else ""
+        return f"{type(self).__name__}({inner}{extra})"
+
+    # -- seat 0's position <-> the solitaire state ---------------------------------------------
+    def _solo(self, state: State) -> Observation:
+        obs = self.model.observation(state, AGENT)
+        return obs[self._own] if self._scalar else tuple(obs[i] for i in self._keep)
+
+    def _full(self, solo: Observation) -> State:
+        obs = [solo] if self._scalar else list(solo)
+        obs.insert(self._other, 0)
+        return self.model.state_of(tuple(obs), AGENT)
+
+    def initial_states(self) -> list[tuple[float, tuple[int, ...]]]:
+        return list(self._start)
+
+    def legal_actions(self, state: tuple[int, ...]) -> tuple[int, ...]:
+        return self.model.legal_actions(self._full(state))
+
+    def _outcome(self, score: int, after: State, terminal: bool) -> Transition:
+        """Seat 0's step to `after`: the solitaire state, reward and end."""
+        turn_over = terminal or self.model.to_move(after) != AGENT
+        solo = self._solo(after)
+        if self.objective == "turns":
+            return Transition(1.0, solo, -1.0 if turn_over else 0.0, terminal)
+        reward = float(self._score(solo) - score) if turn_over else 0.0
+        return Transition(1.0, solo, reward, turn_over)
+
+    def transitions(self, state: tuple[int, ...], action: int) -> list[Transition]:
+        score = self._score(state)
+        outcomes = []
+        for prob, after, _reward, terminal in self.model.transitions(self._full(state), action):
+            _, solo, reward, end = self._outcome(score, after, terminal)
+            outcomes.append(Transition(prob, solo, reward, end))
+        return outcomes
+
+    def sample_step(self, state: tuple[int, ...], action: int, uniform: Callable[[], float]):
+        """One step drawn with the model's own sampler (so the info lists the dice)."""
+        full = self._full(state)
+        if self._sampler is not None:
+            after, _reward, terminal, info = self._sampler(full, action, uniform)
+        else:
+            after, _reward, terminal = sample_transition(
+                self.model.transitions(full, action), uniform
+            )[1:]
+            info = {}
+        _, solo, reward, end = self._outcome(self._score(state), after, terminal)
+        return solo, reward, end, info
+
+    def _score(self, solo: Observation) -> int:
+        return solo if self._scalar else solo[self._own]  # type: ignore[index,return-value]
+
+    def _values(self, solo: Observation) -> tuple[int, ...]:
+        return (solo,) if self._scalar else solo  # type: ignore[return-value]
+
+    def observation(self, state: Observation) -> Observation:
+        return state
+
+    # -- the same, for a batch of states (a test holds the tables of both builders equal) -----
+    def _batch_full(self, states: np.ndarray) -> np.ndarray:
+        observations = np.insert(states.reshape(len(states), -1), self._other, 0, axis=1)
+        return self.model.batch_state_of(observations, AGENT)
+
+    def batch_transitions(self, states: np.ndarray, action: int):
+        """`transitions` for an (n, d) batch: (source row, prob, next state, reward, terminal)."""
+        source, prob, after, _reward, terminal = self.model.batch_transitions(
+            self._batch_full(states), action
+        )
+        solo = self.model.batch_observation(after, AGENT)[:, self._keep]
+        turn_over = terminal | (self.model.batch_to_move(after) != AGENT)
+        if self.objective == "turns":
+            return source, prob, solo, -turn_over.astype(float), terminal
+        before = states.reshape(len(states), -1)[source, self._keep.index(self._own)]
+        gained = solo[:, self._keep.index(self._own)] - before
+        return source, prob, solo, np.where(turn_over, gained, 0).astype(float), turn_over
+
+    def batch_legal(self, states: np.ndarray) -> np.ndarray:
+        return self.model.batch_legal(self._batch_full(states))
+
+    def batch_observation(self, states: np.ndarray) -> np.ndarray:
+        return states
+
+    def validate_state(self, state: object) -> tuple[int, ...]:
+        names = ", ".join(self.observation_names)
+        try:
+            solo = tuple(int(v) for v in np.asarray(state).reshape(-1))
+        except (TypeError, ValueError):
+            raise ValueError(f"state must be ({names}), got {state!r}") from None
+        if len(solo) != len(self._keep):
+            raise ValueError(f"state must be ({names}), got {state!r}")
+        solo = self._solo(self._full(solo[0] if self._scalar else solo))  # the model checks it
+        if self.objective == "turn_score" and self._score(solo) != 0:
+            raise ValueError("the turn_score game is one turn from score 0: score must be 0")
+        return solo
+
+    def render_text(self, state: tuple[int, ...]) -> str:
+        parts = [
+            f"{name} {value}"
+            for name, value in zip(self.observation_names, self._values(state), strict=True)
+        ]
+        return ", ".join(parts) + f" (goal {self.goal}, {self.objective})"
+
+    def picture(self, state: tuple[int, ...], context: dict):
+        dice = [(face, False) for face in context.get("rolls", [])]
+        size = getattr(self, "picture_size", (5, 2))
+        values = "  ".join(
+            f"{n.upper()} {v}"
+            for n, v in zip(self.observation_names, self._values(state), strict=True)
+        )
+        lines = [f"{values}  GOAL {self.goal}", f"RETURN {context['episode_return']:g}"]
+        return dice[-size[0] :], lines
+
+
 def fold_factory(model_class: type, default_opponent: str) -> Callable[..., Fold]:
     """The single-agent model of a two-player game: `model_class`'s keyword arguments plus
     `opponent` (default `default_opponent`) and `agent_starts`."""
@@ -660,6 +813,7 @@ __all__ = [
     "Fold",
     "GameModel",
     "Policy",
+    "Solitaire",
     "TwoPlayerModel",
     "fold_factory",
     "policy",
