@@ -24,14 +24,19 @@ from baselines.heuristics import (
     stop_at,
     stop_thresholds,
 )
-from baselines.pig import best_response, two_player_optimum
+from baselines.pig import best_response
+from baselines.pig import two_player_optimum as pig_optimum
 from baselines.readme import replace_section
 from baselines.solvers import optimal_action_mask
 from baselines.specialised import pig_opponent_turns
 from baselines.ten_thousand import critical_threshold, policy_table
+from baselines.two_player import two_player_optimum
 from dice_envs import ENV_IDS, make_model
 from dice_envs.games.base import uniform_die
+from dice_envs.games.hog import Hog
+from dice_envs.games.pig import Pig
 from dice_envs.games.ten_thousand import CONFIG_INDEX, ROLL
+from dice_envs.games.two_dice_pig import TwoDicePig
 
 SUM_AVOID = "dice_envs/SumAvoid-v0"
 PIG = "dice_envs/Pig-v0"
@@ -47,6 +52,12 @@ SUMMARIES = {
     "dice_envs/TenThousand-v0": "one turn of solitaire Ten Thousand (Farkle), in chips, masked "
     "actions",
     "dice_envs/PigSolitaire-v0": "Pig alone: reach 100 in the fewest turns (reward -1 per turn)",
+    "dice_envs/TwoDicePig-v0": "Pig with two dice (a double 1 loses the whole score) to 100 "
+    "against hold-at-20, win = 1",
+    "dice_envs/TwoDicePigSolitaire-v0": "two-dice Pig alone: reach 100 in the fewest turns",
+    "dice_envs/Hog-v0": "Hog to 100: one throw of 1-10 dice a turn, against the five-dice rule, "
+    "win = 1",
+    "dice_envs/HogSolitaire-v0": "Hog alone: reach 100 in the fewest throws",
     "dice_envs/DieStopping-v0": "roll a d6 at most five times; stop for the face showing",
     "dice_envs/RedBlackCards-v0": "draw from 26 red and 26 black cards; stop for red minus black",
     "dice_envs/ChowRobbins-v0": "toss a coin at most 100 times; stop for the share of heads",
@@ -234,7 +245,7 @@ def pig_hold_boundary(roll: np.ndarray, goal: int) -> np.ndarray:
 
 def plot_pig(out: Path) -> str:
     goal = 100
-    optimum = two_player_optimum(goal, uniform_die(6))
+    optimum = pig_optimum(goal, uniform_die(6))
     response_roll = best_response(pig_opponent_turns(make_model(PIG, goal=goal))).roll_decision
     own, other = np.meshgrid(np.arange(goal), np.arange(goal), indexing="ij")
     fig = plt.figure(figsize=(12, 5))
@@ -253,12 +264,160 @@ def plot_pig(out: Path) -> str:
     plt.close(fig)
     rows = []
     for g in (30, 50, 100):
-        two = two_player_optimum(g, uniform_die(6))
+        two = pig_optimum(g, uniform_die(6))
         response = baselines.solve(PIG, goal=g, opponent="hold-at-20", agent_starts=None)
         rows.append([g, f"{two.value:.6f}", f"{response.value:.6f}"])
     return markdown_table(
         ["goal", "first player wins, both optimal", "best response to hold-at-20 (coin flip)"],
         rows,
+    )
+
+
+# Seed 002's solitaire numbers: (env id, heuristic, optimal turns, the heuristic's turns).
+SEED_SOLITAIRES = [
+    ("dice_envs/PigSolitaire-v0", "hold-at-20", "12.545", "12.637"),
+    ("dice_envs/TwoDicePigSolitaire-v0", "tijms", "16.923", "17.164"),
+    ("dice_envs/HogSolitaire-v0", "five-dice", "13.039", "13.623 (five-dice rule)"),
+    ("dice_envs/HogSolitaire-v0", "dice-5", "13.039", "13.623 (five-dice rule)"),
+]
+RACES = [("Pig", Pig), ("two-dice Pig", TwoDicePig), ("Hog", Hog)]
+
+
+def hold_thresholds(policy, reachable: set, goal: int) -> np.ndarray:
+    """Per score, the least turn total at which a solitaire policy holds: goal - score if it
+    rolls to the goal, NaN for a score the game never reaches."""
+    first = np.full(goal, np.nan)
+    for score in range(goal):
+        turns = [t for t in range(1, goal - score) if (score, t) in reachable]
+        if (score, 0) not in reachable:
+            continue
+        holds = [t for t in turns if policy((score, t)) == 0]
+        first[score] = holds[0] if holds else goal - score
+    return first
+
+
+def pig_family_section(out: Path) -> str:
+    """Seed 002's solitaire numbers, the first player's chances in each race, and two plots:
+    where to hold alone, and how many dice to throw in Hog."""
+    rows = []
+    for env_id, name, seed_best, seed_rule in SEED_SOLITAIRES:
+        best = baselines.solve(env_id)
+        rule = baselines.evaluate(name, env_id)
+        rows.append(
+            [
+                f"`{env_id}`",
+                f"{-best.value:.4f}",
+                seed_best,
+                f"{best.seconds * 1000:.0f} ms",
+                name,
+                f"{-rule.value:.4f}",
+                seed_rule,
+            ]
+        )
+    solo = markdown_table(
+        ["game (goal 100)", "optimal turns", "seed 002", "solve", "rule", "its turns", "seed 002"],
+        rows,
+    )
+    race_rows = []
+    for goal in (30, 50, 100):
+        row: list[object] = [goal]
+        for _name, game in RACES:
+            pig_optimum.cache_clear()  # time Pig's solve, not a lookup
+            solution = two_player_optimum(game(goal=goal))
+            row += [f"{solution.value:.6f}", f"{solution.seconds * 1000:.0f} ms"]
+        race_rows.append(row)
+    header = ["goal"]
+    for name, _game in RACES:
+        header += [f"{name}: first player wins", "solve"]
+    races = markdown_table(header, race_rows)
+    two_dice = two_player_optimum(TwoDicePig(goal=100))
+    rounds = (
+        f"Two-dice Pig at goal 100: {two_dice.iterations} rounds of the outer iteration on the "
+        f"wipe values, the last moving them by {two_dice.residual:.1e}."
+    )
+    plot_solitaire_holds(out)
+    hog_two = plot_hog_dice(out)
+    return (
+        "Alone, to 100 (expected turns; the rules evaluated exactly):\n\n"
+        + solo
+        + "\n\nBoth players optimal (layered solvers of `baselines.two_player`), the first "
+        "player's win probability:\n\n"
+        + races
+        + "\n\n"
+        + rounds
+        + "\n\n![where to hold alone](images/solitaire_holds.png)\n\n"
+        + hog_two
+    )
+
+
+def plot_solitaire_holds(out: Path) -> None:
+    goal = 100
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    panels = [
+        ("dice_envs/PigSolitaire-v0", "hold-at-20", "Pig alone (goal=100, one d6)"),
+        ("dice_envs/TwoDicePigSolitaire-v0", "tijms", "Two-dice Pig alone (goal=100, two d6)"),
+    ]
+    scores = np.arange(goal)
+    for ax, (env_id, name, title) in zip(axes, panels, strict=True):
+        solution = baselines.solve(env_id)
+        reachable = set(solution.mdp.observations)
+        best = hold_thresholds(solution, reachable, goal)
+        rule = hold_thresholds(heuristic(env_id, name), reachable, goal)
+        ax.plot(scores, goal - scores, color="0.6", lw=1, label="points still needed")
+        ax.step(scores, best, where="mid", label="optimal (fewest turns)")
+        ax.step(scores, rule, where="mid", ls="--", label=f"{name} rule")
+        ax.set(
+            xlabel="score before the turn",
+            ylabel="hold at turn total",
+            title=f"{title}: roll below the line, hold on it\n"
+            "(on the grey line: roll until the goal)",
+            ylim=(0, 40),
+        )
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.legend(fontsize=8)
+        ax.title.set_fontsize(10)
+    fig.tight_layout()
+    fig.savefig(out / "solitaire_holds.png", dpi=100)
+    plt.close(fig)
+
+
+def plot_hog_dice(out: Path) -> str:
+    goal = 100
+    optimum = two_player_optimum(Hog(goal=goal))
+    dice = optimum.policy[:goal, :goal] + 1
+    alone = baselines.solve("dice_envs/HogSolitaire-v0")
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [1.25, 1]})
+    image = axes[0].imshow(
+        dice.T, origin="lower", cmap="viridis", vmin=0.5, vmax=10.5, interpolation="nearest"
+    )
+    bar = fig.colorbar(image, ax=axes[0], ticks=range(1, 11))
+    bar.set_label("dice to throw")
+    axes[0].set(
+        xlabel="own score",
+        ylabel="opponent score",
+        title="Hog (goal=100, max_dice=10), both optimal: dice to throw",
+    )
+    axes[0].title.set_fontsize(10)
+    scores = np.arange(goal)
+    reached = set(alone.mdp.observations)  # a score of 1 never occurs alone
+    alone_dice = [alone.action(int(s)) + 1 if int(s) in reached else np.nan for s in scores]
+    axes[1].step(scores, alone_dice, where="mid", label="alone: fewest turns")
+    axes[1].step(scores, dice[:, 0], where="mid", ls="--", label="race, opponent at 0")
+    axes[1].step(scores, dice[:, 75], where="mid", ls=":", label="race, opponent at 75")
+    axes[1].set(
+        xlabel="own score",
+        ylabel="dice to throw",
+        title="Hog (goal=100, max_dice=10): alone and in the race",
+    )
+    _save_integer_plot(fig, axes[1], out / "hog_dice.png")
+    counts = np.bincount(dice.ravel(), minlength=11)[1:]
+    common = int(np.argmax(counts)) + 1
+    return (
+        "![Hog: dice to throw](images/hog_dice.png)\n\n"
+        f"In the race, {common} dice is the most common optimal throw ({counts[common - 1]} of "
+        f"{goal * goal} score pairs); alone, the optimum throws "
+        f"{alone.action(0) + 1} dice from 0."
     )
 
 
@@ -467,6 +626,7 @@ def main(argv: list[str] | None = None) -> int:
         "## The source documents' heuristics, evaluated exactly\n\n" + heuristic_table(),
         "## Sum-avoid thresholds\n\n" + plot_sum_avoid(images),
         "## Pig: win probabilities\n\n" + plot_pig(images),
+        "## The Pig family: alone and raced\n\n" + pig_family_section(images),
         "## Ten Thousand: restricted games (the paper's Table 4)\n\n"
         + ten_thousand_section(images, args.out),
         "## Tijms's die and card games\n\n" + die_and_cards_section(images),
