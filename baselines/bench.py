@@ -60,6 +60,12 @@ TEN_THOUSAND_SOLVES = [
     ("dice_envs/TenThousand-v0", {"allowed_moves": []}, "specialised"),
     ("dice_envs/TenThousand-v0", {"allowed_moves": []}, "backward"),
 ]
+# The solitaires of the Pig family, by the generic solver (value iteration on the tables).
+SOLITAIRE_SOLVES = [
+    ("dice_envs/PigSolitaire-v0", {"goal": 100}, "value_iteration"),
+    ("dice_envs/TwoDicePigSolitaire-v0", {"goal": 100}, "value_iteration"),
+    ("dice_envs/HogSolitaire-v0", {"goal": 100}, "value_iteration"),
+]
 # Enumerated in Python: 2 million states and 42 million outcomes (D20), 262,000 states (Pig).
 SLOW_SOLVES = [
     ("dice_envs/D20Rounds-v0", {"rounds": 100_000}, "backward"),
@@ -77,6 +83,11 @@ ENVS = [
     ("dice_envs/RedBlackCards-v0", {}),
     ("dice_envs/ChowRobbins-v0", {}),
     ("dice_envs/ChowRobbins-v0", {"horizon": 1_000_000}),
+    ("dice_envs/PigSolitaire-v0", {}),
+    ("dice_envs/TwoDicePig-v0", {}),
+    ("dice_envs/TwoDicePigSolitaire-v0", {}),
+    ("dice_envs/Hog-v0", {}),
+    ("dice_envs/HogSolitaire-v0", {}),
 ]
 
 
@@ -94,7 +105,8 @@ def steps_per_second(env: gym.Env, steps: int, seed: int) -> float:
 
 def bench_solves(skip_slow: bool) -> list[dict]:
     results = []
-    chosen = SOLVES + PIG_SOLVES + TEN_THOUSAND_SOLVES + ([] if skip_slow else SLOW_SOLVES)
+    chosen = SOLVES + PIG_SOLVES + TEN_THOUSAND_SOLVES + SOLITAIRE_SOLVES
+    chosen += [] if skip_slow else SLOW_SOLVES
     for env_id, kwargs, method in chosen:
         two_player_optimum.cache_clear()  # time the "optimal" opponent's solve too
         solution = baselines.solve(env_id, method=method, **kwargs)
@@ -178,6 +190,43 @@ def bench_two_player() -> list[dict]:
             f"{plain_seconds:.3f} s plain ({plain_seconds / optimum.seconds:.0f}x)",
             flush=True,
         )
+    return results
+
+
+def bench_family() -> list[dict]:
+    """The two-player optima of the Pig family (Pig, two-dice Pig, Hog) by their layered
+    solvers, with generic minimax value iteration over both seats' tables as the peer in the
+    same run (at goals 30 and 50; at 100 it would take minutes)."""
+    from baselines.two_player import minimax_value_iteration
+    from baselines.two_player import two_player_optimum as family_optimum
+    from dice_envs.games.hog import Hog
+    from dice_envs.games.pig import Pig
+    from dice_envs.games.two_dice_pig import TwoDicePig
+
+    results = []
+    for name, game in (("Pig", Pig), ("two-dice Pig", TwoDicePig), ("Hog", Hog)):
+        for goal in (30, 50, 100):
+            two_player_optimum.cache_clear()  # Pig's layered solve is cached
+            layered = family_optimum(game(goal=goal))
+            runs = [(f"layered, {layered.iterations} passes or rounds", layered)]
+            if goal < 100:
+                start = time.perf_counter()
+                generic = minimax_value_iteration(game(goal=goal))
+                generic.seconds = time.perf_counter() - start
+                runs.append((f"minimax value iteration, {generic.iterations} sweeps", generic))
+            for method, solution in runs:
+                results.append(
+                    {
+                        "env_id": f"{name} two-player optimum",
+                        "kwargs": {"goal": goal},
+                        "method": method,
+                        "states": -1,
+                        "value": solution.value,
+                        "seconds": solution.seconds,
+                        "bellman_residual": float("nan"),
+                    }
+                )
+            print(f"{name} two-player optimum, goal {goal}: {layered.seconds:.3f} s", flush=True)
     return results
 
 
@@ -411,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     pig = bench_tables(args.skip_slow) + bench_evaluations() + bench_cli()
-    solves = bench_two_player() + bench_solves(args.skip_slow)
+    solves = bench_two_player() + bench_family() + bench_solves(args.skip_slow)
     chow_robbins = bench_chow_robbins(args.skip_slow)
     envs = bench_envs(args.steps, args.repeats)
     before = _before(args.before_rev, args.skip_slow, args.steps, args.repeats)

@@ -6,14 +6,16 @@ Source: ../shared/seeds/002 (Tijms: the rules, D = 10 dice at most, and the soli
 
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_right
 from collections.abc import Callable
+from itertools import product
 from operator import itemgetter
 
 import numpy as np
 
-from dice_envs.games.base import Transition, check_int, cumulative, uniform_die
+from dice_envs.games.base import Transition, check_int, uniform_die
 from dice_envs.games.two_player import Solitaire, fold_factory
 
 HogState = tuple[int, int, int]  # (player to move, score of player 0, of player 1)
@@ -97,7 +99,23 @@ class Hog:
         self.observation_nvec = (self.goal + 1, self.goal + 1)
         self.state_bounds = (2, self.goal + 1, self.goal + 1)
         self.scores = [turn_scores(dice, self.sides) for dice in self._counts()]
-        self._face_bounds = cumulative(self.face_probs)
+        # The sampler's throws: every sequence of `count` faces, for count up to `_chunk`,
+        # with whether it shows a 1 and its sum. int(u * sides**count) picks one uniformly
+        # up to float round-off (u takes 2**53 values; sides**count <= 10,000, so no
+        # sequence is off by more than 1e-12 of its probability).
+        self._chunk = max(1, int(math.log(10_000) / math.log(self.sides)))
+        self._throws = {
+            count: (
+                self.sides**count,
+                [
+                    (faces, 1 in faces, sum(faces))
+                    for faces in product(range(1, self.sides + 1), repeat=count)
+                ],
+            )
+            for count in range(1, min(self._chunk, self.max_dice) + 1)
+        }
+        self._all_actions = tuple(range(self.max_dice))
+        self._throw_tables = [None, *(self._throws[c] for c in sorted(self._throws))]
 
     def _counts(self) -> range:
         return range(1, self.max_dice + 1)
@@ -116,7 +134,7 @@ class Hog:
         return (1 - mover, second, first)
 
     def legal_actions(self, state: HogState) -> tuple[int, ...]:
-        return tuple(range(self.max_dice))
+        return self._all_actions
 
     def transitions(self, state: HogState, action: int) -> list[Transition]:
         mover, first, second = state
@@ -137,15 +155,53 @@ class Hog:
         self, state: HogState, action: int, uniform: Callable[[], float]
     ) -> tuple[HogState, float, bool, dict]:
         """One throw, die by die: the same law as `transitions` (a chi-square test)."""
+        end, reward, terminal, faces = self._throw(state, action, uniform)
+        return end, reward, terminal, {"rolls": faces}
+
+    def _throw(self, state: HogState, action: int, uniform: Callable[[], float]):
         mover, first, second = state
-        bounds = self._face_bounds
-        faces = [bisect_right(bounds, uniform()) + 1 for _ in range(action + 1)]
-        points = 0 if 1 in faces else sum(faces)
+        count = action + 1
+        if count <= self._chunk:  # one uniform draw
+            size, table = self._throw_tables[count]
+            faces, bust, points = table[int(uniform() * size)]
+            faces = list(faces)
+        elif count <= 2 * self._chunk:  # two draws
+            size, table = self._throw_tables[self._chunk]
+            first_faces, first_one, first_points = table[int(uniform() * size)]
+            size, table = self._throw_tables[count - self._chunk]
+            faces, bust, points = table[int(uniform() * size)]
+            faces = [*first_faces, *faces]
+            bust, points = first_one or bust, first_points + points
+        else:
+            faces, bust, points = [], False, 0
+            while count:  # up to `_chunk` dice from each uniform draw
+                size, table = self._throws[min(count, self._chunk)]
+                thrown, one, total = table[int(uniform() * size)]
+                faces.extend(thrown)
+                bust, points, count = bust or one, points + total, count - len(thrown)
+        if bust:
+            points = 0
         if (first if mover == 0 else second) + points >= self.goal:
             final = (0, self.goal, second) if mover == 0 else (1, first, self.goal)
-            return final, float(mover == 0), True, {"rolls": faces}
+            return final, float(mover == 0), True, faces
         after = (1, first + points, second) if mover == 0 else (0, first, second + points)
-        return after, 0.0, False, {"rolls": faces}
+        return after, 0.0, False, faces
+
+    def sample_turn(
+        self,
+        state: HogState,
+        choices: dict,
+        choose: Callable[[HogState], object],
+        uniform: Callable[[], float],
+    ) -> tuple[HogState, float, bool, list[int]]:
+        """The mover's turn (one throw): its action is `choices[state]`, or `choose(state)`
+        where missing (an action, or cumulative bounds to draw one from)."""
+        choice = choices.get(state)
+        if choice is None:
+            choice = choose(state)
+        if choice.__class__ is not int:
+            choice = bisect_right(choice, uniform())
+        return self._throw(state, choice, uniform)
 
     # -- the same rules for a batch of states (the fast table builder; a test holds them equal)
     def batch_transitions(self, states: np.ndarray, action: int):

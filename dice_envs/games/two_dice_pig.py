@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from dice_envs.games.base import cumulative
 from dice_envs.games.pig import HOLD, Pig, PigState
 from dice_envs.games.two_player import Solitaire, fold_factory
 
@@ -93,25 +94,32 @@ class TwoDicePig(Pig):
                     sums[a + b] = sums.get(a + b, 0.0) + pa * pb
         self.gains = tuple(sorted(sums.items()))
         self.min_gain = 4
+        self._pair_law()
 
     # -- sampling: two dice thrown (the same law as `transitions`; a chi-square test) --------
-    def _throw(self, uniform: Callable[[], float]) -> tuple[int, int]:
-        bounds = self._face_bounds
-        return bisect_right(bounds, uniform()) + 1, bisect_right(bounds, uniform()) + 1
+    def _pair_law(self) -> None:
+        """Both dice from one uniform draw: every pair of faces and its cumulative bound."""
+        probs = self.face_probs
+        self._pairs = [(a, b) for a in range(1, self.sides + 1) for b in range(1, self.sides + 1)]
+        self._pair_bounds = cumulative([probs[a - 1] * probs[b - 1] for a, b in self._pairs])
+
+    @staticmethod
+    def _held(state: PigState) -> PigState:
+        mover, first, second, turn = state
+        return (1, first + turn, second, 0) if mover == 0 else (0, first, second + turn, 0)
 
     def sample_step(
         self, state: PigState, action: int, uniform: Callable[[], float]
     ) -> tuple[PigState, float, bool, dict]:
-        mover, first, second, turn = state
-        if action == HOLD and turn > 0:
-            return self.transitions(state, HOLD)[0][1], 0.0, False, {"rolls": []}
+        if action == HOLD and state[3] > 0:
+            return self._held(state), 0.0, False, {"rolls": []}
         end, reward, terminal, done = self._roll(state, uniform)
         return end, reward, terminal, {"rolls": list(done)}
 
     def _roll(self, state: PigState, uniform: Callable[[], float]):
         """One roll from `state`: (next state, reward, terminal, the two faces)."""
         mover, first, second, turn = state
-        a, b = self._throw(uniform)
+        a, b = self._pairs[bisect_right(self._pair_bounds, uniform())]
         if a == 1 and b == 1:
             wiped = (1, 0, second, 0) if mover == 0 else (0, first, 0, 0)
             return wiped, 0.0, False, (a, b)
@@ -139,7 +147,7 @@ class TwoDicePig(Pig):
             if choice.__class__ is not int:
                 choice = bisect_right(choice, uniform())
             if choice == HOLD and state[3] > 0:
-                return self.transitions(state, HOLD)[0][1], 0.0, False, faces
+                return self._held(state), 0.0, False, faces
             state, reward, terminal, thrown = self._roll(state, uniform)
             faces.extend(thrown)
             if terminal or state[0] != mover:

@@ -667,6 +667,8 @@ class Solitaire:
                 setattr(self, name, getattr(model, name))
         self._start = [(p, self._solo(state)) for p, state in model.initial_states()]
         self._sampler = getattr(model, "sample_step", None)
+        self._fulls: dict[Observation, State] = {}
+        self._steps: dict[tuple, tuple[Observation, float, bool]] = {}
         # The batch form of the rules (the fast table builder), where the model has one.
         self.batchable = hasattr(model, "batch_transitions") and hasattr(model, "batch_state_of")
         self.state_bounds = self.observation_nvec
@@ -710,8 +712,12 @@ class Solitaire:
         return outcomes
 
     def sample_step(self, state: tuple[int, ...], action: int, uniform: Callable[[], float]):
-        """One step drawn with the model's own sampler (so the info lists the dice)."""
-        full = self._full(state)
+        """One step drawn with the model's own sampler (so the info lists the dice). The
+        conversions to and from the model's states are looked up once each (the env steps
+        here: the states of a game are few)."""
+        full = self._fulls.get(state)
+        if full is None:
+            full = self._fulls[state] = self._full(state)
         if self._sampler is not None:
             after, _reward, terminal, info = self._sampler(full, action, uniform)
         else:
@@ -719,8 +725,11 @@ class Solitaire:
                 self.model.transitions(full, action), uniform
             )[1:]
             info = {}
-        _, solo, reward, end = self._outcome(self._score(state), after, terminal)
-        return solo, reward, end, info
+        key = (state, after, terminal)
+        step = self._steps.get(key)
+        if step is None:
+            step = self._steps[key] = self._outcome(self._score(state), after, terminal)[1:]
+        return (*step, info)
 
     def _score(self, solo: Observation) -> int:
         return solo if self._scalar else solo[self._own]  # type: ignore[index,return-value]
