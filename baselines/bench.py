@@ -208,7 +208,12 @@ def bench_family() -> list[dict]:
         for goal in (30, 50, 100):
             two_player_optimum.cache_clear()  # Pig's layered solve is cached
             layered = family_optimum(game(goal=goal))
-            runs = [(f"layered, {layered.iterations} passes or rounds", layered)]
+            work = (
+                f"{layered.iterations} rounds on the wipe values"
+                if game is TwoDicePig
+                else f"at most {layered.iterations} passes a layer"
+            )
+            runs = [(f"layered, {work}", layered)]
             if goal < 100:
                 start = time.perf_counter()
                 generic = minimax_value_iteration(game(goal=goal))

@@ -44,7 +44,8 @@ class TwoPlayerSolution:
         seconds: wall time of the solve.
         residual: the largest change of the last iteration (value iteration), or of the
             outer iteration on the wipe values (two-dice Pig); 0 for a solve with none.
-        iterations: sweeps (value iteration), outer rounds (two-dice Pig), or layer passes.
+        iterations: sweeps (value iteration), outer rounds (two-dice Pig), or the most
+            passes a layer took (Pig, Hog).
     """
 
     value: float
@@ -266,7 +267,7 @@ def _hog(model: Hog) -> TwoPlayerSolution:
             prob[d, points] = p
     bust = prob[:, 0]
     x = np.full((goal, goal), np.nan)  # X(i, j): the mover at i, the opponent at j
-    passes = 0
+    most_passes = 0
     for layer in range(2 * goal - 2, -1, -1):
         own = np.arange(max(0, layer - goal + 1), min(layer, goal - 1) + 1)
         other, m = layer - own, len(own)
@@ -274,8 +275,7 @@ def _hog(model: Hog) -> TwoPlayerSolution:
         after = np.where(later < goal, 1.0 - x[other[:, None], np.minimum(later, goal - 1)], 1.0)
         climb = after @ prob[:, 1:].T  # a_d per [position, d]; the mirror sits reversed
         y = np.full(m, 0.5)
-        for _ in range(MAX_HOG_PASSES):
-            passes += 1
+        for passes in range(1, MAX_HOG_PASSES + 1):  # noqa: B007 (read after the loop)
             d = (climb + bust[None, :] * (1.0 - y[::-1][:, None])).argmax(axis=1)
             a, p = climb[np.arange(m), d], bust[d]
             y = (a + p * (1.0 - a[::-1] - p[::-1])) / (1.0 - p * p[::-1])
@@ -285,12 +285,13 @@ def _hog(model: Hog) -> TwoPlayerSolution:
         else:
             raise RuntimeError(f"Hog layer {layer}: no fixed point in {MAX_HOG_PASSES} passes")
         x[own, other] = y
+        most_passes = max(most_passes, passes)
     values = np.full(tuple(model.observation_nvec), np.nan)
     values[:goal, :goal] = x
     policy = np.zeros(tuple(model.observation_nvec), dtype=np.int64)
     policy[:goal, :goal] = _hog_greedy(x, prob, goal)
     return TwoPlayerSolution(
-        float(x[0, 0]), values, policy, model.num_actions, "layered", iterations=passes
+        float(x[0, 0]), values, policy, model.num_actions, "layered", iterations=most_passes
     )
 
 

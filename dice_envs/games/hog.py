@@ -100,15 +100,15 @@ class Hog:
         self.state_bounds = (2, self.goal + 1, self.goal + 1)
         self.scores = [turn_scores(dice, self.sides) for dice in self._counts()]
         # The sampler's throws: every sequence of `count` faces, for count up to `_chunk`,
-        # with whether it shows a 1 and its sum. int(u * sides**count) picks one uniformly
-        # up to float round-off (u takes 2**53 values; sides**count <= 10,000, so no
-        # sequence is off by more than 1e-12 of its probability).
+        # with whether it shows a 1, its sum, and what it scores. int(u * sides**count)
+        # picks one uniformly up to float round-off (u takes 2**53 values; sides**count <=
+        # 10,000, so no sequence is off by more than 1e-12 of its probability).
         self._chunk = max(1, int(math.log(10_000) / math.log(self.sides)))
         self._throws = {
             count: (
                 self.sides**count,
                 [
-                    (faces, 1 in faces, sum(faces))
+                    (faces, 1 in faces, sum(faces), 0 if 1 in faces else sum(faces))
                     for faces in product(range(1, self.sides + 1), repeat=count)
                 ],
             )
@@ -163,29 +163,30 @@ class Hog:
         count = action + 1
         if count <= self._chunk:  # one uniform draw
             size, table = self._throw_tables[count]
-            faces, bust, points = table[int(uniform() * size)]
+            faces, _bust, _sum, points = table[int(uniform() * size)]
             faces = list(faces)
         elif count <= 2 * self._chunk:  # two draws
             size, table = self._throw_tables[self._chunk]
-            first_faces, first_one, first_points = table[int(uniform() * size)]
+            first_faces, first_bust, first_sum, _ = table[int(uniform() * size)]
             size, table = self._throw_tables[count - self._chunk]
-            faces, bust, points = table[int(uniform() * size)]
+            faces, bust, total, _ = table[int(uniform() * size)]
             faces = [*first_faces, *faces]
-            bust, points = first_one or bust, first_points + points
+            points = 0 if first_bust or bust else first_sum + total
         else:
             faces, bust, points = [], False, 0
             while count:  # up to `_chunk` dice from each uniform draw
                 size, table = self._throws[min(count, self._chunk)]
-                thrown, one, total = table[int(uniform() * size)]
+                thrown, one, total, _ = table[int(uniform() * size)]
                 faces.extend(thrown)
                 bust, points, count = bust or one, points + total, count - len(thrown)
-        if bust:
-            points = 0
-        if (first if mover == 0 else second) + points >= self.goal:
-            final = (0, self.goal, second) if mover == 0 else (1, first, self.goal)
-            return final, float(mover == 0), True, faces
-        after = (1, first + points, second) if mover == 0 else (0, first, second + points)
-        return after, 0.0, False, faces
+            points = 0 if bust else points
+        if mover == 0:
+            if first + points >= self.goal:
+                return (0, self.goal, second), 1.0, True, faces
+            return (1, first + points, second), 0.0, False, faces
+        if second + points >= self.goal:
+            return (1, first, self.goal), 0.0, True, faces
+        return (0, first, second + points), 0.0, False, faces
 
     def sample_turn(
         self,

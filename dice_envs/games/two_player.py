@@ -692,7 +692,13 @@ class Solitaire:
         return list(self._start)
 
     def legal_actions(self, state: tuple[int, ...]) -> tuple[int, ...]:
-        return self.model.legal_actions(self._full(state))
+        return self.model.legal_actions(self._cached_full(state))
+
+    def _cached_full(self, state: Observation) -> State:
+        full = self._fulls.get(state)
+        if full is None:
+            full = self._fulls[state] = self._full(state)
+        return full
 
     def _outcome(self, score: int, after: State, terminal: bool) -> Transition:
         """Seat 0's step to `after`: the solitaire state, reward and end."""
@@ -717,7 +723,7 @@ class Solitaire:
         here: the states of a game are few)."""
         full = self._fulls.get(state)
         if full is None:
-            full = self._fulls[state] = self._full(state)
+            full = self._cached_full(state)
         if self._sampler is not None:
             after, _reward, terminal, info = self._sampler(full, action, uniform)
         else:
