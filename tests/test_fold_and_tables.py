@@ -18,6 +18,7 @@ from dice_envs import make_model
 from dice_envs.games.base import Transition, reachable_states
 from dice_envs.games.pig import Pig
 from dice_envs.games.two_player import Fold
+from dice_envs.registration import GAMES
 from dice_envs.tables import build_tables
 
 LOADED = (0.25, 0.05, 0.1, 0.2, 0.2, 0.2)
@@ -78,6 +79,13 @@ def test_fold_equals_the_pig_model_it_replaced(goal, die, opponent, agent_starts
 
 
 PIG, SUM_AVOID = "dice_envs/Pig-v0", "dice_envs/SumAvoid-v0"
+
+
+def _batched(model) -> bool:
+    """Whether `build_tables` would take the vectorised builder."""
+    return hasattr(model, "batch_transitions") and getattr(model, "batchable", True)
+
+
 TABLE_CASES = [
     (PIG, {"goal": 2, "agent_starts": False}),
     (PIG, {"goal": 9, "die_probs": (1 / 3,) * 3, "opponent": "random"}),
@@ -88,6 +96,14 @@ TABLE_CASES = [
     (SUM_AVOID, {}),
     (SUM_AVOID, {"N": 7, "sides": 4}),
     (SUM_AVOID, {"N": 3, "sides": 8, "max_sum": 30}),
+    ("dice_envs/PigSolitaire-v0", {"goal": 30, "objective": "turn_score"}),
+]
+# Every registered game with a batch form of its rules, at each of its example arguments.
+TABLE_CASES += [
+    (env_id, kwargs)
+    for env_id, game in GAMES.items()
+    for kwargs in game.examples
+    if env_id not in (PIG, SUM_AVOID) and _batched(make_model(env_id, **kwargs))
 ]
 
 
