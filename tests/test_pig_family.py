@@ -94,24 +94,16 @@ def test_layered_two_player_optimum_equals_value_iteration(model):
     assert differ.sum() <= 0.01 * seen.sum()
 
 
-def _first_player_wins(model) -> float:
-    return two_player_optimum(model).value
-
-
-def test_first_player_advantage_and_symmetry_at_goal_100():
+def test_first_player_edge_and_monotone_values_at_goal_100():
     # The first player's edge under optimal play: Neller and Presser's 0.5306 for Pig.
-    assert round(_first_player_wins(Pig(goal=100)), 4) == 0.5306
+    assert round(two_player_optimum(Pig(goal=100)).value, 4) == 0.5306
     hog = two_player_optimum(Hog(goal=100))
-    assert 0.5 < hog.value < 0.55
     two = two_player_optimum(TwoDicePig(goal=100))
-    assert 0.5 < two.value < 0.55 and two.residual <= 1e-13
-    # Every position's value and its mirror's after a 1 (or a zero throw) are consistent:
-    # X(i, j) >= 1 - X(j, i) would say the mover never wants the move to pass.
-    for solution in (hog, two):
-        x = solution.mover_values[:100, :100] if solution is hog else solution.mover_values
-        x = x[:100, :100, 0] if x.ndim == 3 else x
-        assert np.all((x >= 0) & (x <= 1))
-        assert np.all(np.diff(x, axis=0) >= -1e-12)  # more points never hurt the mover
+    assert 0.5 < hog.value < 0.55 and 0.5 < two.value < 0.55 and two.residual <= 1e-13
+    # Win probabilities at turn starts, and more points never hurt the mover.
+    for starts in (hog.mover_values[:100, :100], two.mover_values[:100, :100, 0]):
+        assert np.all((starts >= 0) & (starts <= 1))
+        assert np.all(np.diff(starts, axis=0) >= -1e-12)
 
 
 def test_two_dice_optimum_is_a_fixed_point_of_the_full_equations():

@@ -73,14 +73,6 @@ class TwoDicePig(Pig):
 
     policy_names = ("hold-at-K", "tijms", "random")
 
-    def __init__(
-        self,
-        goal: int = 100,
-        sides: int | None = None,
-        die_probs: Sequence[float] | None = None,
-    ) -> None:
-        super().__init__(goal, sides, die_probs)
-
     def __repr__(self) -> str:
         return "TwoDicePig" + super().__repr__()[3:]
 
