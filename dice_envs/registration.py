@@ -17,6 +17,7 @@ import gymnasium as gym
 from dice_envs.games.base import GameModel, build_model
 
 ENV_ENTRY_POINT = "dice_envs.envs.base:DiceEnv"
+VECTOR_ENTRY_POINT = "dice_envs.envs.vector:DiceVectorEnv"
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,16 @@ def register_game(
     model: str | Callable[..., GameModel],
     examples: tuple[dict[str, Any], ...] | list[dict[str, Any]] = ({},),
 ) -> None:
-    """Register `env_id` with Gymnasium: the one env class over `model(**kwargs)`."""
+    """Register `env_id` with Gymnasium: the one env class over `model(**kwargs)`, and the one
+    native vector env over its tables (`gym.make_vec(env_id, num_envs=n, **kwargs)`)."""
     GAMES[env_id] = Game(env_id, model, tuple(examples))
     if env_id not in gym.registry:
-        gym.register(id=env_id, entry_point=ENV_ENTRY_POINT, kwargs={"model": model})
+        gym.register(
+            id=env_id,
+            entry_point=ENV_ENTRY_POINT,
+            vector_entry_point=VECTOR_ENTRY_POINT,
+            kwargs={"model": model},
+        )
 
 
 # optimum 13.2172 (N=10, sides=6); seed 000 prints 13.217

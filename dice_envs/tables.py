@@ -529,3 +529,70 @@ def _levels_node_by_node(predecessors: sp.csc_matrix, out_degree: np.ndarray):
             if degree[pred] == 0:
                 ready.append(pred)
     return np.array(levels, dtype=np.int64) if done == n else None
+
+
+def alias_tables(ptr: np.ndarray, prob: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Walker alias tables of many small distributions at once, for O(1) sampling.
+
+    Distribution g has the probabilities ``prob[ptr[g]:ptr[g + 1]]`` (each group non-empty;
+    normalised here). It gets as many cells as it has outcomes, at the same positions: to
+    draw from g, pick a cell ``c = ptr[g] + floor(u * K)`` uniformly, then take row
+    ``keep[c]`` with probability ``threshold[c]``, else row ``alias[c]``. Returns
+    (threshold, keep, alias); the law they give equals `prob` to rounding (about 1e-16; the
+    tests recompute it).
+
+    Built with Vose's pairing (fill a light cell, one whose scaled probability K * p < 1, from a
+    heavy one; a heavy one left with less than 1 becomes light), run for all groups at once:
+    round t fills one cell in every group with more than t outcomes, so the cost is the number
+    of rows plus one round of array operations per outcome of the largest group.
+    """
+    ptr = np.asarray(ptr, dtype=np.int64)
+    prob = np.asarray(prob, dtype=float)
+    counts = np.diff(ptr)
+    if len(counts) and counts.min() < 1:
+        raise ValueError("every distribution needs at least one outcome")
+    starts = ptr[:-1]
+    rows = len(prob)
+    group = np.repeat(np.arange(len(counts)), counts)
+    scaled = prob * (counts / np.add.reduceat(prob, starts))[group] if rows else prob
+    # Lights first, then heavies, inside each group; the largest outcome of a group counts as
+    # heavy even if rounding put it just below 1.
+    light = (scaled < 1.0) & (scaled < np.maximum.reduceat(scaled, starts)[group]) if rows else []
+    light_int = np.asarray(light, dtype=np.int64)
+    lights_before = np.cumsum(light_int) - light_int
+    num_light = np.add.reduceat(light_int, starts) if rows else light_int
+    light_rank = lights_before - lights_before[starts][group]
+    heavy_rank = np.arange(rows) - starts[group] - light_rank
+    position = starts[group] + np.where(light, light_rank, num_light[group] + heavy_rank)
+    order = np.empty(rows, dtype=np.int64)
+    order[position] = np.arange(rows)
+    q = scaled[order]
+    threshold = np.ones(rows)
+    partner = np.arange(rows)
+    # Groups by size, largest first: the groups still filling in round t are a prefix.
+    by_size = np.argsort(-counts, kind="stable")
+    sizes = counts[by_size]
+    first = starts[by_size]
+    light_end = first + num_light[by_size]
+    last = first + sizes - 1
+    next_light = first.copy()
+    donor = light_end.copy()
+    residual = q[np.minimum(donor, rows - 1)] if rows else np.zeros(0)
+    for t in range(int(sizes[0]) if len(sizes) else 0):
+        m = int(np.searchsorted(-sizes, -t, side="left"))
+        light_pos, donor_pos, rest = next_light[:m], donor[:m], residual[:m]
+        # (a) the donor fell below 1: it becomes a light cell, filled from the next heavy;
+        # (b) else fill the next light cell from the donor; (c) else the donor's cell is full.
+        spent = (rest < 1.0) & (donor_pos < last[:m])
+        fill_light = ~spent & (light_pos < light_end[:m])
+        cell = np.where(fill_light, light_pos, donor_pos)
+        light_q = q[np.minimum(light_pos, rows - 1)]
+        next_q = q[np.minimum(donor_pos + 1, rows - 1)]
+        threshold[cell] = np.clip(np.where(fill_light, light_q, np.where(spent, rest, 1.0)), 0, 1)
+        partner[cell] = np.where(fill_light | spent, donor_pos + spent, donor_pos)
+        residual[:m] = np.where(
+            fill_light, rest - (1.0 - light_q), np.where(spent, next_q - (1.0 - rest), next_q)
+        )
+        next_light[:m] = light_pos + fill_light
+        donor[:m] = donor_pos + ~fill_light
+    return threshold, order, order[partner]
