@@ -1,0 +1,80 @@
+"""SB3's VecEnv over the native vector env: the interface SB3 and sb3-contrib rely on, and
+PPO and MaskablePPO trained through it, then scored exactly."""
+
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.utils import get_action_masks
+from stable_baselines3 import PPO
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor
+
+import baselines
+from dice_envs.envs.sb3 import DiceSB3VecEnv
+from dice_envs.envs.vector import DiceVectorEnv
+
+
+def test_same_step_resets_with_terminal_observations():
+    env = DiceSB3VecEnv("dice_envs/SumAvoid-v0", num_envs=64, N=5, sides=3)
+    assert isinstance(env, VecEnv) and env.num_envs == 64
+    env.seed(3)
+    first = env.reset()
+    env.seed(3)
+    assert (env.reset() == first).all()  # the seed takes effect at the next reset
+    assert len(env.reset_infos) == 64 and "action_mask" in env.reset_infos[0]
+    ended = 0
+    for _ in range(30):
+        env.step_async(np.ones(64, dtype=np.int64))  # always roll: every copy ends in time
+        obs, rewards, dones, infos = env.step_wait()
+        assert rewards.dtype == np.float32 and dones.dtype == bool and len(infos) == 64
+        for i in np.flatnonzero(dones):
+            final = int(infos[i]["terminal_observation"])
+            # A bust (a multiple of N) pays nothing; reaching the cap pays the sum.
+            assert rewards[i] == (0 if final % 5 == 0 else final) and final > 0
+            assert infos[i]["TimeLimit.truncated"] is False
+            assert obs[i] == 0  # restarted at once, from the sum 0
+        ended += int(dones.sum())
+    assert ended >= 64
+
+
+def test_masks_and_the_rest_of_the_interface():
+    env = DiceSB3VecEnv("dice_envs/TenThousand-v0", num_envs=5, allowed_moves=[])
+    env.reset()
+    masks = get_action_masks(env)
+    assert masks.shape == (5, env.action_space.n) and masks.dtype == bool
+    np.testing.assert_array_equal(masks, env.vector_env.action_masks())
+    assert env.env_method("action_masks", indices=[1, 3])[1].shape == (env.action_space.n,)
+    assert env.get_attr("num_envs") == [5] * 5
+    assert env.env_is_wrapped(VecMonitor) == [False] * 5
+    with pytest.raises(ValueError, match="autoreset_mode='SameStep'"):
+        DiceSB3VecEnv(DiceVectorEnv("dice_envs.games.sum_avoid:SumAvoid", 2))
+    with pytest.raises(ValueError, match="num_envs and game arguments go with an env id"):
+        DiceSB3VecEnv(
+            DiceVectorEnv(
+                "dice_envs.games.sum_avoid:SumAvoid", 2, autoreset_mode=AutoresetMode.SAME_STEP
+            ),
+            num_envs=3,
+        )
+
+
+def test_ppo_trains_through_the_adapter_and_is_scored_exactly():
+    kwargs = {"N": 5, "sides": 3}
+    env = VecMonitor(DiceSB3VecEnv("dice_envs/SumAvoid-v0", num_envs=16, **kwargs))
+    model = PPO("MlpPolicy", env, n_steps=32, batch_size=128, seed=0, device="cpu")
+    model.learn(3_000)
+    assert model.num_timesteps >= 3_000
+    assert len(model.ep_info_buffer) > 0  # VecMonitor saw whole episodes end
+    evaluation = baselines.evaluate(model, "dice_envs/SumAvoid-v0", **kwargs)
+    assert 0 < evaluation.value <= evaluation.optimal_value + 1e-12
+    assert evaluation.gap == pytest.approx(evaluation.optimal_value - evaluation.value)
+
+
+def test_maskable_ppo_trains_through_the_adapter_and_is_scored_exactly():
+    kwargs = {"allowed_moves": [], "max_turn_score": 30}
+    env = DiceSB3VecEnv("dice_envs/TenThousand-v0", num_envs=16, **kwargs)
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=128, seed=0, device="cpu")
+    model.learn(2_000)
+    assert model.num_timesteps >= 2_000
+    evaluation = baselines.evaluate(model, "dice_envs/TenThousand-v0", **kwargs)
+    assert 0 < evaluation.value <= evaluation.optimal_value + 1e-12
+    assert 0 <= evaluation.agreement <= 1
