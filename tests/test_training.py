@@ -70,16 +70,18 @@ def test_same_seed_same_q_table_bit_for_bit_also_across_a_resume(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "game, agent, encoding",
+    "game, agent, encoding, vec_env",
     [
-        ("sum_avoid", "PPO", "onehot"),
-        ("ten_thousand", "MaskablePPO", "onehot"),
-        ("sum_avoid", "PPO", "normalized"),
-        ("pig", "MaskablePPO", "normalized"),
+        ("sum_avoid", "PPO", "onehot", "native"),
+        ("ten_thousand", "MaskablePPO", "onehot", "native"),
+        ("sum_avoid", "PPO", "normalized", "native"),
+        ("pig", "MaskablePPO", "normalized", "native"),
+        ("sum_avoid", "PPO", "onehot", "dummy"),
+        ("pig", "MaskablePPO", "normalized", "dummy"),
     ],
 )
-def test_ppo_runs_stop_resume_and_evaluate(tmp_path, game, agent, encoding):
-    config = tiny_ppo(game, encoding)
+def test_ppo_runs_stop_resume_and_evaluate(tmp_path, game, agent, encoding, vec_env):
+    config = tiny_ppo(game, encoding, vec_env=vec_env)
     stopped = run(config, seed=0, root=tmp_path, stop_after=256)
     assert stopped["stopped_at"] >= 256
     directory = run_dir(tmp_path, config, 0)
@@ -100,12 +102,13 @@ def _policy_parameters(path):
     return {k: v.numpy() for k, v in model.policy.state_dict().items()}
 
 
-def test_ppo_resume_continues_from_the_checkpoint_bit_for_bit(tmp_path, monkeypatch):
+@pytest.mark.parametrize("vec_env", ["native", "dummy"])
+def test_ppo_resume_continues_from_the_checkpoint_bit_for_bit(tmp_path, monkeypatch, vec_env):
     """Stop after the first checkpoint; the resumed session starts at its step with its
     parameters, and ends exactly where an uninterrupted run ends."""
     from training.ppo import PPOAgent
 
-    config = tiny_ppo("pig", timesteps=1024)
+    config = tiny_ppo("pig", timesteps=1024, vec_env=vec_env)
     whole = run(config, seed=3, root=tmp_path / "whole")
     stopped = run(config, seed=3, root=tmp_path / "split", stop_after=256)
     directory = run_dir(tmp_path / "split", config, 3)
@@ -139,18 +142,24 @@ def test_ppo_resume_continues_from_the_checkpoint_bit_for_bit(tmp_path, monkeypa
         assert (directory / name).read_text() == whole_text, name
 
 
-def test_ppo_seeds_share_no_env_stream(tmp_path):
+@pytest.mark.parametrize("vec_env", ["native", "dummy"])
+def test_ppo_seeds_share_no_env_stream(tmp_path, vec_env):
     """Different seeds: different dice in every env copy, so different first observations
     and actions (SB3's seed + rank gave seeds 0 and 1 seven env streams in common)."""
     from training.ppo import PPOAgent
     from training.streams import run_streams
 
-    config = tiny_ppo("pig")
+    config = tiny_ppo("pig", vec_env=vec_env)
     buffers, first_draws = [], set()
     for seed in (0, 1):
         agent = PPOAgent(config, run_streams(seed, 2), masked=True)
-        for env in agent.env.envs:
-            first_draws.add(env.unwrapped.np_random.bit_generator.random_raw())
+        generators = (
+            [agent._native().np_random]
+            if vec_env == "native"
+            else [env.unwrapped.np_random for env in agent.env.envs]
+        )
+        for rng in generators:
+            first_draws.add(rng.bit_generator.random_raw())
         agent.learn(128, 10_000, lambda: None)
         buffer = agent.model.rollout_buffer  # flattened by training, env copy by env copy
         buffers.append([buffer.observations.reshape(2, 64, -1), buffer.actions.reshape(2, 64)])
@@ -159,7 +168,7 @@ def test_ppo_seeds_share_no_env_stream(tmp_path):
         for j in range(2):
             assert not np.array_equal(obs_a[i], obs_b[j])
             assert not np.array_equal(act_a[i], act_b[j])
-    assert len(first_draws) == 4
+    assert len(first_draws) == (2 if vec_env == "native" else 4)
 
 
 def test_streams_of_different_seeds_and_uses_are_all_distinct():

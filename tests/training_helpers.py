@@ -22,9 +22,11 @@ def small(config: dict, timesteps: int, eval_every: int, **hyperparams) -> dict:
     return config
 
 
-def tiny_ppo(game: str, encoding: str = "onehot", timesteps: int = 512) -> dict:
+def tiny_ppo(
+    game: str, encoding: str = "onehot", timesteps: int = 512, vec_env: str = "native"
+) -> dict:
     config = load_config(CONFIGS / game / "ppo.yaml")
-    return small(config, timesteps, 256, obs_encoding=encoding, **TINY_PPO)
+    return small(config, timesteps, 256, obs_encoding=encoding, vec_env=vec_env, **TINY_PPO)
 
 
 def write_configs(folder: Path, entries: dict[str, dict]) -> Path:

@@ -54,7 +54,16 @@ OBS_ENCODINGS = ("onehot", "normalized")
 ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu")
 POLICY_KWARGS_KEYS = {"net_arch", "activation_fn"}
 # Keys of ours for PPO, always present in a resolved config.
-PPO_DEFAULTS = {"n_envs": 8, "obs_encoding": "onehot", "reward_scale": 1.0, "masked": "auto"}
+PPO_DEFAULTS = {
+    "n_envs": 8,
+    "obs_encoding": "onehot",
+    "reward_scale": 1.0,
+    "masked": "auto",
+    "vec_env": "native",
+}
+# How PPO's copies of the env are stepped: the native vector env through its SB3 adapter, or
+# SB3's DummyVecEnv over gym.make (a Python loop over the copies).
+VEC_ENVS = ("native", "dummy")
 # SB3's defaults for PPO and MaskablePPO, needed to check batch_size when these are not given.
 SB3_N_STEPS, SB3_BATCH_SIZE = 2048, 64
 # Arguments of SB3's PPO that a config may not set: unsupported here, or set by the trainer.
@@ -404,6 +413,7 @@ PPO_CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "obs_encoding": lambda value, where: _choice(value, where, OBS_ENCODINGS),
     "reward_scale": lambda value, where: _number(value, where, POSITIVE),
     "masked": _check_masked,
+    "vec_env": lambda value, where: _choice(value, where, VEC_ENVS),
     "n_steps": lambda value, where: _integer(value, where, 2),
     "batch_size": lambda value, where: _integer(value, where, 2),
     "n_epochs": lambda value, where: _integer(value, where, 1),

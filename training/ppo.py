@@ -21,13 +21,14 @@ from gymnasium import spaces
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import get_linear_fn
-from stable_baselines3.common.vec_env import DummyVecEnv
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
 
 import dice_envs  # noqa: F401  (registers the ids)
+from dice_envs.envs.sb3 import DiceSB3VecEnv
 from training.runs import atomic_write_bytes
-from training.streams import RunStreams, numpy_global_seed, seed_env, torch_seed
+from training.streams import RunStreams, generator, numpy_global_seed, seed_env, torch_seed
 
-OWN_KEYS = ("n_envs", "obs_encoding", "reward_scale", "masked")
+OWN_KEYS = ("n_envs", "obs_encoding", "reward_scale", "masked", "vec_env")
 
 
 class NormalizedObservation(gym.ObservationWrapper):
@@ -81,9 +82,54 @@ def algorithm_class(masked: bool):
     return PPO
 
 
-def make_vec_env(config: dict[str, Any], streams: RunStreams) -> DummyVecEnv:
-    """`n_envs` copies, each with its own dice stream (SB3's `seed + rank` is not used)."""
+class EncodedVecEnv(VecEnvWrapper):
+    """The native path's `ScaledReward` and `NormalizedObservation`, for a whole batch."""
+
+    def __init__(self, venv: VecEnv, scale: np.ndarray | None, reward_scale: float) -> None:
+        space = (
+            venv.observation_space
+            if scale is None
+            else spaces.Box(0.0, 1.0, shape=scale.shape, dtype=np.float32)
+        )
+        super().__init__(venv, observation_space=space)
+        self.scale, self.reward_scale = scale, reward_scale
+
+    def _encode(self, observations):
+        if self.scale is None:
+            return observations
+        return np.asarray(observations, dtype=np.float32).reshape(-1, len(self.scale)) / self.scale
+
+    def reset(self):
+        return self._encode(self.venv.reset())
+
+    def step_wait(self):
+        observations, rewards, dones, infos = self.venv.step_wait()
+        if self.scale is not None:
+            for info in infos:
+                if "terminal_observation" in info:
+                    info["terminal_observation"] = encode(info["terminal_observation"], self.scale)
+        return self._encode(observations), rewards * self.reward_scale, dones, infos
+
+
+def observation_scale(env_id: str, env_kwargs: dict[str, Any]) -> np.ndarray:
+    space = gym.make(env_id, **env_kwargs).observation_space
+    nvec = np.atleast_1d(space.nvec if isinstance(space, spaces.MultiDiscrete) else space.n)
+    return np.maximum(nvec - 1, 1).astype(np.float32)
+
+
+def make_vec_env(config: dict[str, Any], streams: RunStreams) -> VecEnv:
+    """`n_envs` copies of the game: the native vector env (one dice stream for the batch), or
+    SB3's DummyVecEnv (a dice stream per copy); SB3's `seed + rank` is not used."""
     params = config["hyperparams"]
+    if params["vec_env"] == "native":
+        env = DiceSB3VecEnv(config["env_id"], params["n_envs"], **config["env_kwargs"])
+        env.vector_env.np_random = generator(streams.envs[0])
+        scale = None
+        if params["obs_encoding"] == "normalized":
+            scale = observation_scale(config["env_id"], config["env_kwargs"])
+        if scale is None and params["reward_scale"] == 1.0:
+            return env
+        return EncodedVecEnv(env, scale, params["reward_scale"])
 
     def build(rank: int):
         def thunk():
@@ -166,10 +212,8 @@ class PPOAgent:
         # seed=None: SB3 would reseed every env copy with seed + rank; the streams did it.
         self.model = self.cls(env=self.env, seed=None, device="cpu", verbose=0, **kwargs)
         self.training_seconds = 0.0
-        probe = gym.make(config["env_id"], **config["env_kwargs"]).observation_space
-        nvec = np.atleast_1d(probe.nvec if isinstance(probe, spaces.MultiDiscrete) else probe.n)
         self.scale = (
-            np.maximum(nvec - 1, 1).astype(np.float32)
+            observation_scale(config["env_id"], config["env_kwargs"])
             if params["obs_encoding"] == "normalized"
             else None
         )
@@ -208,27 +252,43 @@ class PPOAgent:
         """Everything a resume needs, taken at a rollout start."""
         buffer = io.BytesIO()
         self.model.save(buffer)
-        envs = [env.unwrapped for env in self.env.envs]
-        return {
+        state = {
             "model": buffer.getvalue(),
             "step": self.step,
             "training_seconds": self.training_seconds,
             # None before the first rollout; SB3 then resets the envs, from restored dice.
             "last_obs": copy.deepcopy(self.model._last_obs),
             "last_episode_starts": copy.deepcopy(self.model._last_episode_starts),
-            "env_states": [env.state for env in envs],
-            "env_rngs": [env.np_random.bit_generator.state for env in envs],
             "torch_rng": torch.get_rng_state(),
             "numpy_rng": np.random.get_state(),
         }
+        native = self._native()
+        if native is not None:
+            state["vector_env"] = native.snapshot()
+        else:
+            envs = [env.unwrapped for env in self.env.envs]
+            state["env_states"] = [env.state for env in envs]
+            state["env_rngs"] = [env.np_random.bit_generator.state for env in envs]
+        return state
+
+    def _native(self):
+        """The native vector env under the SB3 adapter (and encoding wrapper), if any."""
+        env = self.env
+        while isinstance(env, VecEnvWrapper):
+            env = env.venv
+        return env.vector_env if isinstance(env, DiceSB3VecEnv) else None
 
     def restore(self, state: dict[str, Any]) -> None:
         self.model = self.cls.load(io.BytesIO(state["model"]), env=self.env, device="cpu")
-        for env, env_state, rng in zip(
-            self.env.envs, state["env_states"], state["env_rngs"], strict=True
-        ):
-            env.reset(options={"state": env_state})
-            env.unwrapped.np_random.bit_generator.state = rng
+        native = self._native()
+        if native is not None:
+            native.restore(state["vector_env"])
+        else:
+            for env, env_state, rng in zip(
+                self.env.envs, state["env_states"], state["env_rngs"], strict=True
+            ):
+                env.reset(options={"state": env_state})
+                env.unwrapped.np_random.bit_generator.state = rng
         if state["last_obs"] is not None:
             self.model._last_obs = state["last_obs"]
             self.model._last_episode_starts = state["last_episode_starts"]

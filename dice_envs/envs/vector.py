@@ -311,6 +311,31 @@ class DiceVectorEnv(VectorEnv):
             return np.zeros((self.num_envs, self._num_actions), dtype=bool)
         return np.take(self._masks, self._position, axis=0).astype(bool)
 
+    def snapshot(self) -> dict[str, Any]:
+        """Everything that decides the batch's future: positions (None before the first reset),
+        episode flags and steps, and the generator's state. `restore` of it continues bit for
+        bit (checkpoints)."""
+        return {
+            "position": None if self._position is None else self._position.copy(),
+            "done": self._done.copy(),
+            "elapsed": self._elapsed.copy(),
+            "rng": self.np_random.bit_generator.state,
+        }
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        position = snapshot["position"]
+        if position is not None:
+            position = np.asarray(position, dtype=np.int32)
+            if position.shape != (self.num_envs,) or not (
+                position.min() >= 0 and position.max() < len(self._observations)
+            ):
+                raise ValueError("snapshot holds positions of another game or batch size")
+            position = position.copy()
+        self._position = position
+        self._done = np.asarray(snapshot["done"], dtype=bool).copy()
+        self._elapsed = np.asarray(snapshot["elapsed"], dtype=np.int64).copy()
+        self.np_random.bit_generator.state = snapshot["rng"]
+
     @property
     def states(self) -> list:
         """Each copy's model state (a terminal state for a copy whose episode just ended)."""
