@@ -153,3 +153,103 @@ class QLearning:
         buffer = io.BytesIO()
         np.save(buffer, self.q_table())
         atomic_write_bytes(path, buffer.getvalue())
+
+
+class VectorQLearning(QLearning):
+    """The same learner on the native vector env: `n_envs` copies step at once, and each batch
+    updates the Q table in a few numpy operations.
+
+    A batch is one synchronous update: the k copies that took the same (state, action) give
+    their mean target, applied as k updates would apply it. With the visit-count rate and
+    power 1 that is exactly the sample average; with a power p < 1 the rate is
+    min(1, k * n**-p) (n the visits after the batch); with a linear rate r, 1 - (1 - r)**k.
+    Exploration draws from the run's exploration stream, the dice from the batch's one stream.
+    """
+
+    def __init__(
+        self, env, hyperparams: dict[str, Any], streams: RunStreams, timesteps: int
+    ) -> None:
+        self.env = env
+        self.hyperparams = hyperparams
+        self.timesteps = timesteps
+        self.sizes = observation_sizes(env.single_observation_space)
+        self.strides = np.array(
+            [int(np.prod(self.sizes[i + 1 :])) for i in range(len(self.sizes))], dtype=np.int64
+        )
+        self.num_actions = int(env.single_action_space.n)
+        self.table = np.full(
+            (int(np.prod(self.sizes)), self.num_actions), float(hyperparams.get("initial_q", 0.0))
+        )
+        self.visit_counts = np.zeros(self.table.shape, dtype=np.int64)
+        self.rng = generator(streams.exploration)
+        self.step = 0
+        self.training_seconds = 0.0
+        env.np_random = generator(streams.envs[0])
+        self.obs, info = env.reset()
+        self.mask = info["action_mask"].astype(bool)
+
+    def indices(self, observations) -> np.ndarray:
+        batch = np.asarray(observations, dtype=np.int64).reshape(-1, len(self.sizes))
+        return batch @ self.strides
+
+    def learn(self, until: int) -> None:
+        start = time.perf_counter()
+        q, visits, rng, env = self.table, self.visit_counts, self.rng, self.env
+        n, num_actions = env.num_envs, self.num_actions
+        gamma = self.hyperparams["gamma"]
+        eps_schedule, lr_schedule = self.hyperparams["epsilon"], self.hyperparams["learning_rate"]
+        power = lr_schedule.get("power")
+        state, mask = self.indices(self.obs), self.mask
+        while self.step < until:
+            progress = self.step / self.timesteps
+            greedy = np.where(mask, q[state], -np.inf).argmax(axis=1)
+            any_legal = np.where(mask, rng.random((n, num_actions)), -1.0).argmax(axis=1)
+            explore = rng.random(n) < linear(eps_schedule, progress)
+            actions = np.where(explore, any_legal, greedy)
+            obs, rewards, terminated, _, info = env.step(actions)
+            next_state = self.indices(obs)
+            next_mask = info["action_mask"].astype(bool)
+            best = np.where(next_mask, q[next_state], -np.inf).max(axis=1)
+            best[terminated] = 0.0  # (the copy restarted: obs is already the next episode's)
+            targets = rewards + gamma * best
+            pairs, which, counts = np.unique(
+                state * num_actions + actions, return_inverse=True, return_counts=True
+            )
+            mean_targets = np.bincount(which, weights=targets) / counts
+            rows, cols = np.divmod(pairs, num_actions)
+            if power is None:
+                rates = 1.0 - (1.0 - linear(lr_schedule, progress)) ** counts
+            else:
+                visits[rows, cols] += counts
+                rates = np.minimum(1.0, counts * visits[rows, cols] ** -power)
+            q[rows, cols] += rates * (mean_targets - q[rows, cols])
+            state, mask = next_state, next_mask
+            self.obs, self.mask = obs, mask
+            self.step += n
+        self.training_seconds += time.perf_counter() - start
+
+    def q_table(self) -> np.ndarray:
+        return self.table.copy()
+
+    def greedy_actions(self, observations: list, legal: np.ndarray) -> np.ndarray:
+        rows = self.table[self.indices(observations)]
+        return np.where(legal, rows, -np.inf).argmax(axis=1)
+
+    def checkpoint_state(self) -> dict[str, Any]:
+        return {
+            "q": self.q_table(),
+            "visits": self.visit_counts.copy(),
+            "step": self.step,
+            "training_seconds": self.training_seconds,
+            "rng": self.rng.bit_generator.state,
+            "vector_env": self.env.snapshot(),
+            "obs": np.array(self.obs, copy=True),
+            "mask": self.mask.copy(),
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.table, self.visit_counts = state["q"].copy(), state["visits"].copy()
+        self.step, self.training_seconds = state["step"], state["training_seconds"]
+        self.rng.bit_generator.state = state["rng"]
+        self.env.restore(state["vector_env"])
+        self.obs, self.mask = state["obs"], state["mask"]

@@ -68,10 +68,22 @@ def agent_name(config: dict[str, Any], masked: bool) -> str:
 
 def _make_agent(config: dict[str, Any], streams, scorer: ExactScorer):
     if config["algo"] == "qlearning":
-        from training.qlearning import QLearning
+        from training.qlearning import QLearning, VectorQLearning
 
-        env = gym.make(config["env_id"], **config["env_kwargs"]).unwrapped
-        return QLearning(env, config["hyperparams"], streams, config["timesteps"]), False
+        n_envs = config["hyperparams"].get("n_envs", 1)
+        if n_envs > 1:
+            env = gym.make_vec(
+                config["env_id"],
+                num_envs=n_envs,
+                vectorization_mode="vector_entry_point",
+                autoreset_mode="SameStep",
+                **config["env_kwargs"],
+            )
+            learner = VectorQLearning
+        else:
+            env = gym.make(config["env_id"], **config["env_kwargs"]).unwrapped
+            learner = QLearning
+        return learner(env, config["hyperparams"], streams, config["timesteps"]), False
     from training.ppo import PPOAgent
 
     masked = config["hyperparams"]["masked"]
