@@ -33,6 +33,7 @@ from baselines.pig import two_player_optimum
 from baselines.readme import replace_section
 from baselines.solvers import PolicySystem
 from dice_envs import make_model
+from dice_envs.envs.base import DiceEnv
 from dice_envs.tables import build_tables
 
 SOLVES = [
@@ -391,6 +392,106 @@ def bench_envs(steps: int, repeats: int) -> list[dict]:
     ]
 
 
+VECTOR_COPIES = 4096
+
+
+def vector_steps_per_second(env, batches: int, seed: int) -> float:
+    """Steps per second of a vector env (copies x batches / time) under uniform random actions
+    (drawn before the clock starts), next-step autoreset as each env does it."""
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    actions = [rng.integers(env.single_action_space.n, size=env.num_envs) for _ in range(16)]
+    step = env.step
+    start = time.perf_counter()
+    for k in range(batches):
+        step(actions[k % 16])
+    return env.num_envs * batches / (time.perf_counter() - start)
+
+
+def bench_vector_envs(repeats: int) -> list[dict]:
+    """Every id at its default arguments: the native vector env and SyncVectorEnv of the single
+    env (over one shared model) at 4,096 copies, with Gymnasium's CartPoleVectorEnv at 4,096
+    copies beside them."""
+    rows = []
+    cartpole = gym.make_vec(
+        "CartPole-v1", num_envs=VECTOR_COPIES, vectorization_mode="vector_entry_point"
+    )
+    cartpole_rate = max(vector_steps_per_second(cartpole, 200, r) for r in range(repeats))
+    for env_id in dice_envs.ENV_IDS:
+        start = time.perf_counter()
+        native = gym.make_vec(env_id, num_envs=VECTOR_COPIES)
+        build = time.perf_counter() - start
+        # The copies share one model: a model per copy, as gym.make builds it, would take
+        # about 10 MB each for Pig-v0 (the opponent's tables), 40 GB for 4,096 copies.
+        model = native.model
+        sync = gym.vector.SyncVectorEnv([lambda m=model: DiceEnv(m)] * VECTOR_COPIES)
+        native_rate = sync_rate = 0.0
+        for repeat in range(repeats):
+            native_rate = max(native_rate, vector_steps_per_second(native, 200, repeat))
+            sync_rate = max(sync_rate, vector_steps_per_second(sync, 5, repeat))
+        rows.append(
+            {
+                "env_id": env_id,
+                "states": native.tables.num_states,
+                "outcome_rows": len(native.tables.outcome_prob),
+                "build_seconds": build,
+                "native_steps_per_second": native_rate,
+                "sync_steps_per_second": sync_rate,
+                "ratio_to_sync": native_rate / sync_rate,
+                "cartpole_steps_per_second": cartpole_rate,
+            }
+        )
+        del native, sync
+    return rows
+
+
+PPO_GAME = ("dice_envs/Pig-v0", {"goal": 30})
+PPO_COPIES = (8, 64)
+
+
+def bench_ppo_throughput(rollouts: int) -> list[dict]:
+    """MaskablePPO's training steps per second (rollouts and updates, the Pig config's
+    hyperparameters) through the native adapter and through DummyVecEnv."""
+    import torch
+    import yaml
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from dice_envs.envs.sb3 import DiceSB3VecEnv
+
+    torch.set_num_threads(1)
+    config = yaml.safe_load((Path(__file__).parent.parent / "configs/pig/ppo.yaml").read_text())
+    params = config["hyperparams"]
+    env_id, kwargs = PPO_GAME
+    rows = []
+    for copies in PPO_COPIES:
+        for path in ("dummy", "native"):
+            if path == "native":
+                env = DiceSB3VecEnv(env_id, copies, **kwargs)
+            else:
+                env = DummyVecEnv(
+                    [lambda: Monitor(gym.make(env_id, **kwargs)) for _ in range(copies)]
+                )
+            model = MaskablePPO(
+                "MlpPolicy",
+                env,
+                n_steps=params["n_steps"],
+                batch_size=params["batch_size"],
+                n_epochs=params["n_epochs"],
+                gamma=params["gamma"],
+                policy_kwargs=params["policy_kwargs"],
+                seed=0,
+                device="cpu",
+            )
+            steps = params["n_steps"] * copies * rollouts
+            start = time.perf_counter()
+            model.learn(steps)
+            rate = model.num_timesteps / (time.perf_counter() - start)
+            rows.append({"copies": copies, "path": path, "steps_per_second": rate})
+    return rows
+
+
 BEFORE_REV = "0ef83cf"
 # Runs the older code's own benchmark functions (their names have not changed).
 BEFORE_SCRIPT = """
@@ -468,6 +569,8 @@ def main(argv: list[str] | None = None) -> int:
     solves = bench_two_player() + bench_family() + bench_solves(args.skip_slow)
     chow_robbins = bench_chow_robbins(args.skip_slow)
     envs = bench_envs(args.steps, args.repeats)
+    vector = bench_vector_envs(args.repeats)
+    ppo = bench_ppo_throughput(rollouts=4)
     before = _before(args.before_rev, args.skip_slow, args.steps, args.repeats)
     pig_rows = [
         [
@@ -518,6 +621,30 @@ def main(argv: list[str] | None = None) -> int:
         ]
         for r in envs
     ]
+    vector_rows = [
+        [
+            f"`{r['env_id']}`",
+            f"{r['states']:,}",
+            f"{r['outcome_rows']:,}",
+            f"{r['build_seconds']:.2f} s",
+            f"{r['native_steps_per_second'] / 1e6:.1f}M",
+            f"{r['sync_steps_per_second'] / 1e6:.3f}M",
+            f"{r['ratio_to_sync']:.0f}x",
+            f"{r['native_steps_per_second'] / r['cartpole_steps_per_second']:.2f}",
+        ]
+        for r in vector
+    ]
+    cartpole_rate = vector[0]["cartpole_steps_per_second"] if vector else float("nan")
+    ppo_rates = {(r["copies"], r["path"]): r["steps_per_second"] for r in ppo}
+    ppo_rows = [
+        [
+            str(copies),
+            f"{ppo_rates[copies, 'dummy']:,.0f}",
+            f"{ppo_rates[copies, 'native']:,.0f}",
+            f"{ppo_rates[copies, 'native'] / ppo_rates[copies, 'dummy']:.2f}x",
+        ]
+        for copies in PPO_COPIES
+    ]
     machine = f"{platform.processor() or platform.machine()}, Python {platform.python_version()}"
     report = (
         f"Measured on {machine}, gymnasium {gym.__version__}.\n\n"
@@ -546,6 +673,27 @@ def main(argv: list[str] | None = None) -> int:
         + markdown_table(["N", "pass", "D", "f_N(0)", "time", "vs banded"], chow_rows)
         + f"\n\n### Env steps per second ({args.steps:,} random steps, best of {args.repeats})\n\n"
         + markdown_table(["env", "steps/s", "ratio to FrozenLake-v1", "before"], env_rows)
+        + f"\n\n### Vector envs at {VECTOR_COPIES:,} copies (default arguments; uniform random"
+        f" actions, next-step autoreset; best of {args.repeats}). Gymnasium's CartPoleVectorEnv"
+        f" at {VECTOR_COPIES:,} copies in the same run: {cartpole_rate / 1e6:.1f}M steps/s."
+        " 'build': make_vec, tables and alias tables included.\n\n"
+        + markdown_table(
+            [
+                "id",
+                "states",
+                "outcome rows",
+                "build",
+                "native steps/s",
+                "SyncVectorEnv steps/s",
+                "native / sync",
+                "native / CartPoleVectorEnv",
+            ],
+            vector_rows,
+        )
+        + f"\n\n### PPO training throughput ({PPO_GAME[0]} goal {PPO_GAME[1]['goal']},"
+        " MaskablePPO with configs/pig/ppo.yaml's hyperparameters, 4 rollouts and their"
+        " updates, one torch thread): steps per second\n\n"
+        + markdown_table(["copies", "DummyVecEnv", "native adapter", "speed-up"], ppo_rows)
         + "\n"
     )
     print(report)
@@ -555,7 +703,15 @@ def main(argv: list[str] | None = None) -> int:
         replace_section("bench", report.replace("### ", "#### "))
     (args.out / "bench_results.json").write_text(
         json.dumps(
-            {"pig": pig, "solves": solves, "chow_robbins": chow_robbins, "envs": envs}, indent=1
+            {
+                "pig": pig,
+                "solves": solves,
+                "chow_robbins": chow_robbins,
+                "envs": envs,
+                "vector_envs": vector,
+                "ppo_throughput": ppo,
+            },
+            indent=1,
         )
     )
     return 0
