@@ -78,3 +78,31 @@ def test_maskable_ppo_trains_through_the_adapter_and_is_scored_exactly():
     evaluation = baselines.evaluate(model, "dice_envs/TenThousand-v0", **kwargs)
     assert 0 < evaluation.value <= evaluation.optimal_value + 1e-12
     assert 0 <= evaluation.agreement <= 1
+
+
+def test_trainings_encoding_wrapper_scales_rewards_and_observations():
+    """training.ppo's batch form of ScaledReward and NormalizedObservation, step for step
+    against the bare adapter with the same seed."""
+    from training.ppo import EncodedVecEnv
+
+    kwargs = {"N": 5, "sides": 3}
+    bare = DiceSB3VecEnv("dice_envs/SumAvoid-v0", num_envs=32, **kwargs)
+    scale = np.array([27.0], dtype=np.float32)  # observations 0..27
+    wrapped = EncodedVecEnv(DiceSB3VecEnv("dice_envs/SumAvoid-v0", 32, **kwargs), scale, 0.05)
+    for env in (bare, wrapped):
+        env.seed(4)
+    first = wrapped.reset()
+    np.testing.assert_allclose(first, bare.reset().reshape(-1, 1) / 27.0)
+    assert all(wrapped.observation_space.contains(row) for row in first)
+    for _ in range(20):
+        actions = np.ones(32, dtype=np.int64)
+        obs, rewards, dones, infos = wrapped.step(actions)
+        raw_obs, raw_rewards, raw_dones, raw_infos = bare.step(actions)
+        np.testing.assert_allclose(obs, raw_obs.reshape(-1, 1) / 27.0)
+        np.testing.assert_allclose(rewards, raw_rewards * 0.05, rtol=1e-6)
+        assert (dones == raw_dones).all()
+        for info, raw in zip(infos, raw_infos, strict=True):
+            if "terminal_observation" in info:
+                assert info["terminal_observation"] == pytest.approx(
+                    raw["terminal_observation"] / 27.0
+                )
