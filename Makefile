@@ -38,6 +38,7 @@ report: venv
 
 bench: venv
 	$(BIN)/python -m baselines.bench
+	$(BIN)/python -m training.bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache
