@@ -123,9 +123,11 @@ PPO_CASES = [
     ("stats_window_size", 0, "hyperparams.stats_window_size must be an integer >= 1, got 0"),
     ("obs_encoding", "binary", "obs_encoding must be one of ['onehot', 'normalized']"),
     ("reward_scale", 0, "hyperparams.reward_scale must be a number > 0, got 0"),
+    ("vec_env", "subproc", "hyperparams.vec_env must be one of ['native', 'dummy'], got 'subproc'"),
 ]
 QLEARNING_CASES = [
     ("gamma", 0, "hyperparams.gamma must be a number in (0, 1], got 0"),
+    ("n_envs", 0, "hyperparams.n_envs must be an integer >= 1, got 0"),
     ("learning_rate", {"power": 0.3}, "learning_rate.power must be a number in (0.5, 1], got 0.3"),
     ("learning_rate", 1.5, "hyperparams.learning_rate must be a number in [0, 1] or a schedule"),
     ("epsilon", {"start": 2}, "hyperparams.epsilon.start must be a number in [0, 1], got 2"),
@@ -178,9 +180,11 @@ def test_every_shipped_config_resolves(path, budget):
     params = config["hyperparams"]
     if config["algo"] == "ppo":
         assert {"n_envs", "obs_encoding", "reward_scale", "masked"} <= set(params)
-        assert isinstance(params["learning_rate"], float) and params["policy_kwargs"]["net_arch"]
+        assert isinstance(params["learning_rate"], float | dict)
+        assert params["policy_kwargs"]["net_arch"] and params["vec_env"] == "native"
     else:
-        assert set(params) == {"gamma", "initial_q", "learning_rate", "epsilon"}
+        assert set(params) == {"gamma", "initial_q", "learning_rate", "epsilon", "n_envs"}
+        assert params["n_envs"] == 512
         assert set(params["epsilon"]) == {"start", "end", "fraction"}
 
 
@@ -239,7 +243,7 @@ def test_policy_kwargs_resolve_with_the_activation_name():
 def test_ppo_adds_only_its_own_defaults():
     params = resolve_config(ppo_config())["hyperparams"]
     added = set(params) - set(ppo_config()["hyperparams"])
-    assert added == {"obs_encoding", "reward_scale", "masked"}
+    assert added == {"obs_encoding", "reward_scale", "masked", "vec_env"}
     assert (params["obs_encoding"], params["reward_scale"], params["masked"]) == (
         "onehot",
         1.0,
