@@ -20,7 +20,7 @@ import torch
 from gymnasium import spaces
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.utils import get_linear_fn
+from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
 
 import dice_envs  # noqa: F401  (registers the ids)
@@ -149,7 +149,7 @@ def make_vec_env(config: dict[str, Any], streams: RunStreams) -> VecEnv:
 def sb3_schedule(value: float | dict[str, Any]):
     """A config schedule as SB3 takes it: a float, or a function of the progress remaining."""
     if isinstance(value, dict):
-        return get_linear_fn(value["start"], value["end"], value["fraction"])
+        return LinearSchedule(value["start"], value["end"], value["fraction"])
     return value
 
 
