@@ -549,8 +549,14 @@ def alias_tables(ptr: np.ndarray, prob: np.ndarray) -> tuple[np.ndarray, np.ndar
     ptr = np.asarray(ptr, dtype=np.int64)
     prob = np.asarray(prob, dtype=float)
     counts = np.diff(ptr)
+    if len(ptr) == 0 or ptr[0] != 0 or ptr[-1] != len(prob):
+        raise ValueError(f"ptr must run from 0 to len(prob) = {len(prob)}")
     if len(counts) and counts.min() < 1:
         raise ValueError("every distribution needs at least one outcome")
+    if not np.isfinite(prob).all() or (prob < 0).any():
+        raise ValueError("prob must hold finite numbers >= 0")
+    if len(prob) and (np.add.reduceat(prob, ptr[:-1]) <= 0).any():
+        raise ValueError("every distribution needs a positive total")
     starts = ptr[:-1]
     rows = len(prob)
     group = np.repeat(np.arange(len(counts)), counts)

@@ -57,6 +57,26 @@ def test_masks_and_the_rest_of_the_interface():
         )
 
 
+def test_truncation_options_and_bad_actions():
+    env = DiceSB3VecEnv("dice_envs/SumAvoid-v0", num_envs=4, max_episode_steps=2)
+    env.set_options({"state": 3})
+    assert (env.reset() == 3).all()  # SB3's set_options reach the vector env
+    env.step(np.ones(4, dtype=np.int64))
+    _, _, dones, infos = env.step(np.zeros(4, dtype=np.int64) + 1)
+    for done, info in zip(dones, infos, strict=True):
+        if done:  # an episode of two rolls from 3 ends by truncation unless it busted at 10
+            busted = info["terminal_observation"] % 10 == 0
+            assert info["TimeLimit.truncated"] is (not busted)
+    assert dones.all()
+    with pytest.raises(ValueError, match="actions must be 4 integers"):
+        env.step(np.array([0.9, 0.9, 0.9, 0.9]))
+    env.set_options([{"state": 3}, {}, {}, {}])
+    with pytest.raises(ValueError, match="one set of reset options"):
+        env.reset()
+    with pytest.raises(ValueError, match="drop autoreset_mode"):
+        DiceSB3VecEnv("dice_envs/SumAvoid-v0", num_envs=2, autoreset_mode="NextStep")
+
+
 def test_ppo_trains_through_the_adapter_and_is_scored_exactly():
     kwargs = {"N": 5, "sides": 3}
     env = VecMonitor(DiceSB3VecEnv("dice_envs/SumAvoid-v0", num_envs=16, **kwargs))

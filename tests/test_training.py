@@ -281,3 +281,34 @@ def test_a_killed_run_resumes(tmp_path):
     assert result["steps"] == 10_240
     steps = [p["steps"] for p in json.loads(curve.read_text())]
     assert steps == sorted(steps) and done_before in steps
+
+
+def _vector_learner(mode, **env_kwargs):
+    import gymnasium as gym
+
+    from training.qlearning import VectorQLearning
+    from training.streams import run_streams
+
+    env = gym.make_vec("dice_envs/SumAvoid-v0", num_envs=8, autoreset_mode=mode, **env_kwargs)
+    greedy = {
+        "gamma": 1.0,
+        "learning_rate": {"power": 1},
+        "epsilon": {"start": 0.0, "end": 0.0, "fraction": 1.0},
+    }
+    return VectorQLearning(env, greedy, run_streams(0, 1), 8)
+
+
+def test_vector_qlearning_needs_same_step_resets():
+    with pytest.raises(ValueError, match="autoreset_mode='SameStep'"):
+        _vector_learner("NextStep")
+
+
+def test_vector_qlearning_looks_ahead_from_where_a_truncated_episode_stopped():
+    """Every copy rolls once from 0 and is cut off: the target is the value of the sums the
+    roll reached (100 each), not of the restarted sum 0."""
+    learner = _vector_learner("SameStep", max_episode_steps=1)
+    learner.table[:] = 0.0
+    learner.table[0, 1] = 1.0  # roll at 0 is greedy
+    learner.table[1:7] = 100.0
+    learner.learn(8)
+    assert learner.table[0, 1] == pytest.approx(100.0)

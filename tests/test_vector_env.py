@@ -311,6 +311,28 @@ def test_autoreset_in_random_games(case, mode):
     assert seen_ends > 0
 
 
+def test_any_integer_dtype_of_actions_steps_alike():
+    results = []
+    for dtype in (np.int64, np.uint64, np.uint8, np.int32):
+        env = native("dice_envs/SumAvoid-v0", 6)
+        env.reset(seed=2)
+        results.append(env.step(np.array([1, 1, 0, 1, 0, 1], dtype=dtype))[0].tolist())
+    assert all(result == results[0] for result in results)
+
+
+def test_alias_tables_refuse_what_is_not_a_distribution():
+    for ptr, prob, match in [
+        ([0, 2], [0.5, 0.5, 0.1], "ptr must run from 0 to len"),
+        ([1, 2], [0.5, 0.5], "ptr must run from 0 to len"),
+        ([0, 0, 2], [0.5, 0.5], "at least one outcome"),
+        ([0, 2], [0.5, np.nan], "finite numbers >= 0"),
+        ([0, 2], [1.5, -0.5], "finite numbers >= 0"),
+        ([0, 1, 2], [1.0, 0.0], "positive total"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            alias_tables(np.array(ptr), np.array(prob))
+
+
 def test_make_vec_picks_the_native_env_and_sync_still_works():
     env = gym.make_vec("dice_envs/SumAvoid-v0", num_envs=3, N=7)
     assert isinstance(env, DiceVectorEnv) and env.model.N == 7
@@ -340,6 +362,10 @@ def test_bad_input_is_refused_clearly():
             env.step(actions)
     with pytest.raises(ValueError, match="seed must be an int"):
         env.reset(seed=[1, 2, 3, 4])
+    with pytest.raises(ValueError, match="seed must be an int"):
+        env.reset(seed=True)
+    with pytest.raises(ValueError, match="options must be a dict"):
+        env.reset(options="state")
     with pytest.raises(ValueError, match="reset options"):
         env.reset(options={"stat": 3})
     with pytest.raises(ValueError, match="reset_mask"):

@@ -21,6 +21,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
 
 from training.runs import atomic_write_bytes
 from training.streams import RunStreams, generator, seed_env
@@ -159,6 +160,8 @@ class VectorQLearning(QLearning):
     """The same learner on the native vector env: `n_envs` copies step at once, and each batch
     updates the Q table in a few numpy operations.
 
+    The env must reset copies in the same step (`autoreset_mode="SameStep"`): a finished copy's
+    next observation is then its new episode's start, and its end is read from the infos.
     A batch is one synchronous update: the k copies that took the same (state, action) give
     their mean target, applied as k updates would apply it. With the visit-count rate and
     power 1 that is exactly the sample average; with a power p < 1 the rate is
@@ -169,6 +172,11 @@ class VectorQLearning(QLearning):
     def __init__(
         self, env, hyperparams: dict[str, Any], streams: RunStreams, timesteps: int
     ) -> None:
+        if env.metadata.get("autoreset_mode") != AutoresetMode.SAME_STEP:
+            raise ValueError(
+                "VectorQLearning needs a vector env with autoreset_mode='SameStep', got "
+                f"{env.metadata.get('autoreset_mode')!r}"
+            )
         self.env = env
         self.hyperparams = hyperparams
         self.timesteps = timesteps
@@ -199,6 +207,7 @@ class VectorQLearning(QLearning):
         gamma = self.hyperparams["gamma"]
         eps_schedule, lr_schedule = self.hyperparams["epsilon"], self.hyperparams["learning_rate"]
         power = lr_schedule.get("power")
+        power = None if power is None else float(power)
         state, mask = self.indices(self.obs), self.mask
         while self.step < until:
             progress = self.step / self.timesteps
@@ -206,11 +215,19 @@ class VectorQLearning(QLearning):
             any_legal = np.where(mask, rng.random((n, num_actions)), -1.0).argmax(axis=1)
             explore = rng.random(n) < linear(eps_schedule, progress)
             actions = np.where(explore, any_legal, greedy)
-            obs, rewards, terminated, _, info = env.step(actions)
+            obs, rewards, terminated, truncated, info = env.step(actions)
             next_state = self.indices(obs)
             next_mask = info["action_mask"].astype(bool)
-            best = np.where(next_mask, q[next_state], -np.inf).max(axis=1)
-            best[terminated] = 0.0  # (the copy restarted: obs is already the next episode's)
+            # A finished copy's obs is already its next episode's start: a truncated one looks
+            # ahead from where it was cut off, a terminated one not at all.
+            ahead_state, ahead_mask = next_state, next_mask
+            cut = truncated & ~terminated
+            if cut.any():
+                ahead_state, ahead_mask = next_state.copy(), next_mask.copy()
+                ahead_state[cut] = self.indices(np.stack(info["final_obs"][cut]))
+                ahead_mask[cut] = info["final_info"]["action_mask"][cut].astype(bool)
+            best = np.where(ahead_mask, q[ahead_state], -np.inf).max(axis=1)
+            best[terminated | ~ahead_mask.any(axis=1)] = 0.0
             targets = rewards + gamma * best
             pairs, which, counts = np.unique(
                 state * num_actions + actions, return_inverse=True, return_counts=True

@@ -35,6 +35,10 @@ class DiceSB3VecEnv(VecEnv):
 
     def __init__(self, env: str | DiceVectorEnv, num_envs: int | None = None, **kwargs: Any):
         if isinstance(env, str):
+            if "autoreset_mode" in kwargs:
+                raise ValueError(
+                    "the SB3 adapter always resets in the same step: drop autoreset_mode"
+                )
             env = gym.make_vec(
                 env,
                 num_envs=1 if num_envs is None else num_envs,
@@ -60,7 +64,11 @@ class DiceSB3VecEnv(VecEnv):
 
     def reset(self):
         seed = self._seeds[0]
-        obs, info = self.vector_env.reset(seed=seed)
+        # SB3 keeps options per copy; the vector env takes one set for the batch.
+        options = self._options[0]
+        if any(other != options for other in self._options):
+            raise ValueError("the native vector env takes one set of reset options for all copies")
+        obs, info = self.vector_env.reset(seed=seed, options=options or None)
         self._reset_seeds()
         self._reset_options()
         masks = info["action_mask"]
@@ -68,7 +76,7 @@ class DiceSB3VecEnv(VecEnv):
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64, copy=False)
+        self._actions = np.asarray(actions).reshape(self.num_envs)  # the vector env checks them
 
     def step_wait(self):
         obs, rewards, terminated, truncated, info = self.vector_env.step(self._actions)

@@ -192,11 +192,13 @@ class DiceVectorEnv(VectorEnv):
     # -- the VectorEnv API ----------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if seed is not None and not isinstance(seed, int | np.integer):
+        if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
             raise ValueError(
                 "seed must be an int or None: the native vector env draws every copy from one "
                 f"generator, got {seed!r}"
             )
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be a dict or None, got {options!r}")
         options = dict(options or {})
         unknown = set(options) - {"reset_mask", "state"}
         if unknown:
@@ -254,6 +256,7 @@ class DiceVectorEnv(VectorEnv):
                 f"actions must be {self.num_envs} integers in 0..{self._num_actions - 1}, "
                 f"got {actions!r}"
             )
+        actions = actions.astype(np.int64, copy=False)
         mode = self.autoreset_mode
         resetting = self._done
         if mode == AutoresetMode.DISABLED and resetting.any():
@@ -306,7 +309,7 @@ class DiceVectorEnv(VectorEnv):
         return np.take(self._observations, nexts, axis=0), rewards, terminated, truncated, infos
 
     def action_masks(self) -> np.ndarray:
-        """(num_envs, actions) booleans: each copy's legal actions (none once it ended)."""
+        """(num_envs, actions) booleans: each copy's legal actions (none at a terminal state)."""
         if self._position is None:
             return np.zeros((self.num_envs, self._num_actions), dtype=bool)
         return np.take(self._masks, self._position, axis=0).astype(bool)
@@ -331,9 +334,12 @@ class DiceVectorEnv(VectorEnv):
             ):
                 raise ValueError("snapshot holds positions of another game or batch size")
             position = position.copy()
+        done = np.asarray(snapshot["done"], dtype=bool)
+        elapsed = np.asarray(snapshot["elapsed"], dtype=np.int64)
+        if done.shape != (self.num_envs,) or elapsed.shape != (self.num_envs,):
+            raise ValueError("snapshot holds flags of another batch size")
         self._position = position
-        self._done = np.asarray(snapshot["done"], dtype=bool).copy()
-        self._elapsed = np.asarray(snapshot["elapsed"], dtype=np.int64).copy()
+        self._done, self._elapsed = done.copy(), elapsed.copy()
         self.np_random.bit_generator.state = snapshot["rng"]
 
     @property
