@@ -170,24 +170,28 @@ class DiceVectorEnv(VectorEnv):
 
     # -- sampling -------------------------------------------------------------------------
 
+    def _alias_draw(self, cells: np.ndarray, start, counts):
+        """One draw per entry from the alias groups of `cells` at `start` with `counts` cells:
+        the chosen cell, and whether it keeps its own outcome (else its alias)."""
+        scaled = self.np_random.random(len(counts)) * counts
+        index = scaled.astype(np.int64)
+        cell = np.take(cells, start + index)
+        return cell, (scaled - index) < cell["threshold"]
+
     def _draw_outcomes(self, positions: np.ndarray, actions: np.ndarray):
         """Next positions and rewards of live `positions` under `actions`, one draw each."""
         group = positions.astype(np.int64) * self._num_actions + actions
-        start = np.take(self._row_start, group)
-        scaled = self.np_random.random(len(group)) * np.take(self._row_count, group)
-        index = scaled.astype(np.int64)
-        cell = np.take(self._cells, start + index)
-        keep = (scaled - index) < cell["threshold"]
+        cell, keep = self._alias_draw(
+            self._cells, np.take(self._row_start, group), np.take(self._row_count, group)
+        )
         return (
             np.where(keep, cell["keep"], cell["alias"]),
             np.where(keep, cell["keep_reward"], cell["alias_reward"]),
         )
 
     def _draw_starts(self, count: int) -> np.ndarray:
-        scaled = self.np_random.random(count) * len(self._start_cells)
-        index = scaled.astype(np.int64)
-        cell = np.take(self._start_cells, index)
-        return np.where((scaled - index) < cell["threshold"], cell["keep"], cell["alias"])
+        cell, keep = self._alias_draw(self._start_cells, 0, np.full(count, len(self._start_cells)))
+        return np.where(keep, cell["keep"], cell["alias"])
 
     # -- the VectorEnv API ----------------------------------------------------------------
 
