@@ -3,9 +3,12 @@ before they are read back, the report reads exactly the planned runs, and a swee
 Ctrl-C leaves only complete files and finishes when started again."""
 
 import json
+import os
 import pickle
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -22,7 +25,7 @@ from training_helpers import (
 import training.runs
 from training.config import load_config
 from training.report import ReportError, build_report
-from training.runs import RunStoreError, locked, run_dir
+from training.runs import RunStoreError, atomic_write_json, ctrl_c_deferred, locked, run_dir
 from training.sweep import SweepBar
 from training.train import run
 
@@ -245,3 +248,15 @@ def test_tune_sets_nested_hyperparameters():
     assert config["hyperparams"]["learning_rate"] == {"power": 0.7}
     assert config["hyperparams"]["epsilon"]["end"] == 0.05
     assert config["hyperparams"]["epsilon"]["start"] == 1.0  # the rest of the schedule kept
+
+
+def test_a_ctrl_c_inside_ctrl_c_deferred_waits_for_the_block_to_end(tmp_path):
+    written = []
+    with pytest.raises(KeyboardInterrupt), ctrl_c_deferred():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.01)  # the signal has arrived, and is held
+        written.append("curve")
+        atomic_write_json(tmp_path / "a.json", [1])
+        written.append("checkpoint")
+    assert written == ["curve", "checkpoint"] and json.loads((tmp_path / "a.json").read_text())
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -22,7 +22,9 @@ import fcntl
 import hashlib
 import json
 import os
+import signal
 import tempfile
+import threading
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -133,6 +135,27 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def ctrl_c_deferred():
+    """Hold a Ctrl-C (SIGINT) until the block ends, then raise it.
+
+    Files written together (curve, timing, checkpoint) then agree after a Ctrl-C; a kill can
+    still split them, which resuming repairs. Outside the main thread signals cannot be
+    caught, and the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        signal.raise_signal(signal.SIGINT)
 
 
 def atomic_write_json(path: Path, data: Any) -> None:

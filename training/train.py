@@ -28,6 +28,7 @@ from training.runs import (
     atomic_write_json,
     atomic_write_yaml,
     check_identity,
+    ctrl_c_deferred,
     library_versions,
     locked,
     read_finished,
@@ -173,9 +174,10 @@ def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dic
         session["wall_seconds"] = time.perf_counter() - wall_start
         session["end_step"] = agent.step
         # The curve first: a kill before the checkpoint only leaves a point to recompute.
-        atomic_write_json(curve_path, curve)
-        atomic_write_json(timing_path, timing)
-        atomic_write_bytes(checkpoint_path, pickle.dumps(agent.checkpoint_state()))
+        with ctrl_c_deferred():
+            atomic_write_json(curve_path, curve)
+            atomic_write_json(timing_path, timing)
+            atomic_write_bytes(checkpoint_path, pickle.dumps(agent.checkpoint_state()))
         progress.evaluated(point)
         if stop_after is not None and stop_after <= agent.step < total:
             raise StopRun
