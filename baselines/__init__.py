@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from baselines.evaluation import Evaluation, evaluate_on, policy_actions, score_actions
+from baselines.exploitability import Exploitability, exploitability
 from baselines.solvers import Solution, bellman_residual, solve_mdp
 from baselines.specialised import SPECIALISED
 from dice_envs import make_model
@@ -26,11 +27,13 @@ TabularMDP = Tables  # the name before the tables moved into dice_envs
 
 __all__ = [
     "Evaluation",
+    "Exploitability",
     "Solution",
     "Tables",
     "TabularMDP",
     "enumerated",
     "evaluate",
+    "exploitability",
     "policy_actions",
     "score_actions",
     "solve",

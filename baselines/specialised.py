@@ -11,6 +11,7 @@ import numpy as np
 
 from baselines.solvers import GridIndex, Solution, greedy
 from dice_envs.games.d20_rounds import REROLL, TAKE, D20Rounds
+from dice_envs.games.pig import ROLL
 from dice_envs.games.two_player import Fold
 
 
@@ -55,7 +56,60 @@ def solve_d20_rounds(model: D20Rounds) -> Solution:
 def pig_opponent_turns(fold: Fold) -> SimpleNamespace:
     """What the layered Pig solver needs of a fold, read through its public surface: bank[j, i,
     b], the probability that the opponent at j, the agent having banked i, ends its turn
-    banking b points (b = 0: a 1), and win[j, i], that it reaches the goal in that turn."""
+    banking b points (b = 0: a 1), and win[j, i], that it reaches the goal in that turn.
+
+    An opponent given by a table (every named one, any action or probability table) is summed
+    over turn totals (`_turns_by_turn_total`); any other by the fold's own sum over the paths
+    of each turn. A stochastic table makes those paths many (ten seconds at goal 100), the
+    turn totals never more than the goal; a test holds the two equal entry for entry.
+    """
+    table = fold.opponent_policy.table
+    if table is None:
+        bank, win = _turns_by_paths(fold)
+    else:
+        bank, win = _turns_by_turn_total(fold, table)
+    return SimpleNamespace(
+        goal=fold.goal,
+        face_probs=fold.face_probs,
+        agent_starts=fold.agent_starts,
+        opponent_turns=(bank, win),
+    )
+
+
+def _turns_by_turn_total(fold: Fold, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """bank and win by a forward pass over the opponent's turn total k, all (j, i) at once:
+    reach[j, i, k] is the probability that its turn gets to k. The roll's law is the model's
+    (`RollLaw.of`); hold at k = 0 plays as a roll, as in the model."""
+    from baselines.pig import RollLaw
+
+    goal, law = fold.goal, RollLaw.of(fold.model)
+    if law.wipe:
+        raise ValueError("the turn-total pass is for Pig's roll law (no wipe)")
+    # The opponent sees (own j, other i, turn k): its roll probability at every position.
+    roll = np.asarray(table[:goal, :goal, :goal, ROLL], dtype=float).copy()
+    roll[:, :, 0] = 1.0
+    scores = np.arange(goal)[:, None]
+    reach = np.zeros((goal, goal, goal))
+    reach[:, :, 0] = 1.0
+    bank = np.zeros((goal, goal, goal))
+    win = np.zeros((goal, goal))
+    for k in range(goal):
+        here = reach[:, :, k]
+        rolled = here * roll[:, :, k]
+        bank[:, :, k] += here - rolled
+        bank[:, :, 0] += law.bust * rolled
+        for gain, prob in enumerate(law.gains):
+            if prob == 0.0:
+                continue
+            wins = scores + k + gain >= goal  # per opponent score j
+            win += np.where(wins, prob * rolled, 0.0)
+            if k + gain < goal:
+                reach[:, :, k + gain] += np.where(wins, 0.0, prob * rolled)
+    return bank, win
+
+
+def _turns_by_paths(fold: Fold) -> tuple[np.ndarray, np.ndarray]:
+    """bank and win from the fold's exact sum over each opponent turn's paths."""
     goal = fold.goal
     own, other = np.meshgrid(np.arange(goal), np.arange(goal), indexing="ij")
     starts = np.column_stack(
@@ -73,12 +127,7 @@ def pig_opponent_turns(fold: Fold) -> SimpleNamespace:
     np.add.at(win, (opponent[terminal], agent[terminal]), prob[terminal])
     live = ~terminal
     np.add.at(bank, (opponent[live], agent[live], end[live, 2] - opponent[live]), prob[live])
-    return SimpleNamespace(
-        goal=goal,
-        face_probs=fold.face_probs,
-        agent_starts=fold.agent_starts,
-        opponent_turns=(bank, win),
-    )
+    return bank, win
 
 
 def _solve_pig(model: Fold) -> Solution:

@@ -1,0 +1,318 @@
+"""PettingZoo views of the two-player games: one AEC env class for every two-player model.
+
+    from dice_envs.pettingzoo import env
+    game = env("pig", goal=30)
+    game.reset(seed=0)
+    for agent in game.agent_iter():
+        observation, reward, termination, truncation, info = game.last()
+        action = None if termination or truncation else my_policy(observation)
+        game.step(action)
+
+The env samples the same two-player model that `dice_envs/Pig-v0` folds against a fixed
+opponent; no rule is written again. `names()` lists the games; each takes its model's keyword
+arguments (`goal`, `sides`, `die_probs`, `max_dice`, ...). PettingZoo is an optional
+dependency: `pip install dice-envs[pettingzoo]`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import operator
+import re
+import warnings
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+
+from dice_envs.envs.rendering import render_scene
+from dice_envs.games.base import cumulative, draw, sample_transition
+from dice_envs.registration import GAMES
+
+try:
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import AgentSelector
+except ImportError as error:  # pragma: no cover - the message is the point
+    raise ImportError(
+        "dice_envs.pettingzoo needs PettingZoo: pip install 'dice-envs[pettingzoo]'"
+    ) from error
+
+AGENTS = ("player_0", "player_1")
+FIRST_PLAYERS = ("player_0", "player_1", None)
+
+
+def _two_player_models() -> dict[str, type]:
+    """name -> two-player model class, for every registered id that folds one ("pig" for
+    `dice_envs/Pig-v0`); a game registered later is found as well."""
+    found: dict[str, type] = {}
+    for game in GAMES.values():
+        entry = game.model
+        if isinstance(entry, str):
+            module, _, attribute = entry.partition(":")
+            entry = getattr(importlib.import_module(module), attribute)
+        model_class = getattr(entry, "model_class", None)
+        if model_class is not None:
+            found[re.sub(r"(?<!^)(?=[A-Z])", "_", model_class.__name__).lower()] = model_class
+    return found
+
+
+def names() -> tuple[str, ...]:
+    """The two-player games this module makes envs of."""
+    return tuple(_two_player_models())
+
+
+class DiceAECEnv(AECEnv):
+    """A two-player dice game as a PettingZoo AEC env.
+
+    ## Description
+    The game of the two-player model (its rules: the model's docstring, `help(env.model)`).
+    `player_0` sits in seat 0 and `player_1` in seat 1; the player to move acts, chance is
+    drawn from the env's seeded generator, and the turn passes as the rules say (a Pig turn is
+    many steps of one agent).
+
+    ## Action Space
+    The model's: `Discrete(num_actions)` for both agents (Pig: 0 hold, 1 roll; Hog: 0 = one
+    die ... max_dice - 1 = max_dice dice). An in-space action the rules forbid plays as the
+    model says (Pig's hold at turn total 0 rolls), as in the single-agent env.
+
+    ## Observation Space
+    `Dict(observation=..., action_mask=Box(0, 1, (num_actions,), int8))`. `observation` is
+    what the single-agent env of the game shows, from the observing agent's side, in the same
+    space and encoding (Pig: own score, opponent score, turn total of the player to move).
+    `action_mask` marks the legal actions of the agent to move and is all zeros for the other.
+
+    ## Rewards
+    Zero-sum, at the end only: +1 to the winner, -1 to the loser. An agent's expected return is
+    2 p - 1, where p is its win probability, the expected return of the single-agent env
+    (`dice_envs/Pig-v0` pays 1 for a win, 0 for a loss).
+
+    ## Starting State
+    The model's start (scores 0). `first_player` says who moves first: "player_0" (default),
+    "player_1", or None for a fair coin per game, as `agent_starts=None` in the single-agent
+    env. `reset(options={"state": state})` starts from a model state instead (a tuple of the
+    model's, e.g. Pig's (player to move, score 0, score 1, turn total)).
+
+    ## Episode End
+    Termination for both agents when a player reaches the goal. No truncation: the games end
+    with probability 1 (wrap with PettingZoo's wrappers for a step limit).
+
+    ## Info
+    `info["<event>"]` for the model's events (Pig: `info["rolls"]`, the dice the agent threw on
+    its last step; empty for the other agent).
+
+    ## Arguments
+    - `name`: one of `names()` ("pig", "two_dice_pig", "hog").
+    - the model's keyword arguments (`goal`, `sides`, `die_probs`, `max_dice`, ...).
+    - `first_player="player_0"`.
+    - `render_mode=None`: "ansi" (a line of text from player_0's side) or "rgb_array" (the dice
+      thrown in the last turns and the scores, from player_0's side).
+
+    ## Version History
+    - v0: initial version.
+    """
+
+    metadata = {
+        "name": "dice_envs_v0",
+        "render_modes": ["ansi", "rgb_array"],
+        "render_fps": 4,
+        "is_parallelizable": False,
+    }
+
+    def __init__(
+        self,
+        name: str,
+        first_player: str | None = "player_0",
+        render_mode: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__()
+        models = _two_player_models()
+        if name not in models:
+            raise ValueError(f"name must be one of {', '.join(models)}; got {name!r}")
+        if first_player not in FIRST_PLAYERS:
+            raise ValueError(
+                f"first_player must be 'player_0', 'player_1' or None (a coin flip); "
+                f"got {first_player!r}"
+            )
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
+        self.model = model = models[name](**kwargs)
+        self.name, self.first_player, self.render_mode = name, first_player, render_mode
+        self.metadata = {**self.metadata, "name": f"dice_envs_{name}_v0"}
+        self.__doc__ = type(model).__doc__
+        self.possible_agents = list(AGENTS)
+        self.agents: list[str] = []
+        self._num_actions = model.num_actions
+        nvec = tuple(int(n) for n in model.observation_nvec)
+        self._scalar = len(nvec) == 1
+        observation = spaces.Discrete(nvec[0]) if self._scalar else spaces.MultiDiscrete(nvec)
+        self._observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": observation,
+                    "action_mask": spaces.Box(0, 1, (model.num_actions,), np.int8),
+                }
+            )
+            for agent in AGENTS
+        }
+        self._action_spaces = {agent: spaces.Discrete(model.num_actions) for agent in AGENTS}
+        self._start = model.initial_states()
+        self._start_bounds = cumulative([p for p, _ in self._start])
+        self._sampler = getattr(model, "sample_step", None)
+        self._events = tuple(getattr(model, "event_keys", ()))
+        if first_player != "player_0" and not hasattr(model, "swap_seats"):
+            raise ValueError(f"first_player={first_player!r} needs a symmetric game")
+        self._np_random: np.random.Generator | None = None
+        self.state: Any = None
+        self.thrown: list[list[Any]] = [[], []]  # each seat's dice in its last turn
+        self._last_mover: int | None = None
+
+    def __repr__(self) -> str:
+        return f"DiceAECEnv({self.model!r}, first_player={self.first_player!r})"
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._action_spaces[agent]
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        if self._np_random is None:
+            self._np_random, _ = seeding.np_random()
+        return self._np_random
+
+    # -- the game --------------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"reset options must be a dict (key 'state'), got {options!r}")
+        unknown = sorted(set(options or {}) - {"state"})
+        if unknown:
+            # PettingZoo's api_test passes made-up options and expects them to be ignored.
+            warnings.warn(f"reset ignores the options {unknown}; it knows 'state'", stacklevel=2)
+        if seed is not None:
+            self._np_random, _ = seeding.np_random(seed)
+        uniform = self.np_random.random
+        if options and options.get("state") is not None:
+            state = self.model.validate_state(options["state"])
+        else:
+            state = self._start[draw(self._start_bounds, uniform)][1]
+            first = self.first_player
+            if first is None:
+                first = AGENTS[int(uniform() < 0.5)]
+            if first == "player_1":
+                state = self.model.swap_seats(state)
+        self.state = state
+        self.agents = list(AGENTS)
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self.infos = {agent: self._no_events() for agent in AGENTS}
+        self.thrown, self._last_mover = [[], []], None
+        self._return = 0.0  # player 0's reward from the model (1 for a win)
+        self.agent_selection = AGENTS[self.model.to_move(state)]
+        self._agent_selector = AgentSelector(self.agents)  # kept for wrappers that read it
+
+    def _no_events(self) -> dict[str, list]:
+        return {key: [] for key in self._events}
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = AGENTS.index(agent)
+        obs = self.model.observation(self.state, seat)
+        mask = np.zeros(self._num_actions, dtype=np.int8)
+        if agent == self.agent_selection and not self.terminations[agent]:
+            mask[list(self.model.legal_actions(self.state))] = 1
+        return {
+            "observation": np.int64(obs) if self._scalar else np.array(obs, dtype=np.int64),
+            "action_mask": mask,
+        }
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions of the agent to move, as booleans (for masked learners)."""
+        return self.observe(self.agent_selection)["action_mask"].astype(bool)
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        try:
+            index = operator.index(action)
+        except TypeError:
+            index = -1
+        if not 0 <= index < self._num_actions:
+            raise ValueError(
+                f"action must be an integer in 0..{self._num_actions - 1} (or None for an "
+                f"agent whose game ended), got {action!r}"
+            )
+        seat = AGENTS.index(agent)
+        self._cumulative_rewards[agent] = 0.0
+        uniform = self.np_random.random
+        if self._sampler is not None:
+            state, reward, terminal, info = self._sampler(self.state, index, uniform)
+        else:
+            _p, state, reward, terminal = sample_transition(
+                self.model.transitions(self.state, index), uniform
+            )
+            info = {}
+        if self._last_mover != seat:  # a new turn: the picture shows this turn's dice
+            self.thrown[seat] = []
+        self._last_mover = seat
+        events = {key: list(info.get(key, [])) for key in self._events}
+        for key in self._events:
+            self.thrown[seat].extend(events[key])
+        self.state = state
+        self._return += reward
+        self.infos = {a: (events if a == agent else self._no_events()) for a in AGENTS}
+        if terminal:
+            # The model pays player 0 one point for a win: +1 / -1 here.
+            outcome = 2.0 * self._return - 1.0
+            self.rewards = {"player_0": outcome, "player_1": -outcome}
+            self.terminations = dict.fromkeys(AGENTS, True)
+        else:
+            self.rewards = dict.fromkeys(AGENTS, 0.0)
+            self.agent_selection = AGENTS[self.model.to_move(state)]
+        self._accumulate_rewards()
+
+    # -- rendering -------------------------------------------------------------------------------
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            return None
+        if self.state is None:
+            raise RuntimeError("render() called before reset()")
+        if self.render_mode == "ansi":
+            text = self.model.render_text(self.state, 0)
+            over = " (game over)" if self.terminations["player_0"] else ""
+            mover = AGENTS[self.model.to_move(self.state)]
+            return f"player_0's view: {text} | {mover} to move{over}"
+        info = {}
+        for key in self._events:
+            info[key] = self.thrown[0]
+            info["opponent_" + key] = self.thrown[1]
+        picture = getattr(self.model, "picture", None)
+        max_dice, max_lines = getattr(self.model, "picture_size", (1, 3))
+        if picture is None:
+            dice, lines = [], [self.model.render_text(self.state, 0)]
+        else:
+            dice, lines = picture(self.state, 0, info)
+        sides = getattr(self.model, "sides", 6)
+        return render_scene(dice, lines, max_dice=max_dice, max_lines=max_lines, pips=sides <= 6)
+
+    def close(self) -> None:
+        pass
+
+
+def env(name: str, **kwargs: Any) -> DiceAECEnv:
+    """The AEC env of the two-player game `name` (see `names()`) with the model's keyword
+    arguments, `first_player` and `render_mode`."""
+    return DiceAECEnv(name, **kwargs)
+
+
+raw_env = env
+
+__all__ = ["AGENTS", "DiceAECEnv", "env", "names", "raw_env"]
