@@ -44,9 +44,22 @@ from dice_envs import ENV_IDS, make_model
 
 ALGOS = ("qlearning", "ppo")
 BUDGETS = ("quick", "full")
-TOP_KEYS = {"env_id", "env_kwargs", "algo", "seeds", "evaluation", "hyperparams", "budgets"}
+TOP_KEYS = {
+    "env_id",
+    "env_kwargs",
+    "algo",
+    "seeds",
+    "evaluation",
+    "hyperparams",
+    "budgets",
+    "selfplay",
+}
 BUDGET_KEYS = {"timesteps", "eval_every", "seeds"}
-EVALUATION_KEYS = {"episodes"}
+EVALUATION_KEYS = {"episodes", "exploitability"}
+# Self-play (two-player games): Q-learning plays both seats with one table (no keys); PPO plays
+# against a pool of its own past policies, the `pool` latest evaluation points.
+SELFPLAY_KEYS = {"qlearning": set(), "ppo": {"pool"}}
+SELFPLAY_POOL = 5
 SCHEDULES = ("constant", "linear")
 LINEAR_KEYS = {"schedule", "start", "end", "fraction"}
 QLEARNING_KEYS = {"gamma", "learning_rate", "epsilon", "initial_q", "n_envs"}
@@ -146,15 +159,41 @@ def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> d
     evaluation = {} if evaluation is None else evaluation
     _no_unknown(evaluation, EVALUATION_KEYS, f"{source}: evaluation")
     episodes = _integer(evaluation.get("episodes", 300), f"{source}: evaluation.episodes", 0)
+    exploitability = evaluation.get("exploitability", False)
+    if not isinstance(exploitability, bool):
+        raise ConfigError(
+            f"{source}: evaluation.exploitability must be true or false, got {exploitability!r}"
+        )
+    two_player = hasattr(make_model(raw["env_id"], **env_kwargs), "opponent_policy")
+    selfplay = _check_selfplay(raw, two_player, source)
+    if selfplay is not None:
+        exploitability = True  # the measure of a self-play agent
+    if exploitability and not two_player:
+        raise ConfigError(
+            f"{source}: evaluation.exploitability needs a two-player game (Pig, TwoDicePig, "
+            f"Hog), not {raw['env_id']}"
+        )
     hyperparams = raw["hyperparams"]
     hyperparams = {} if hyperparams is None else hyperparams
     if not isinstance(hyperparams, dict):
         raise ConfigError(f"{source}: hyperparams must be a mapping, got {hyperparams!r}")
     if raw["algo"] == "qlearning":
         hyperparams = _check_qlearning(hyperparams, f"{source}: hyperparams")
+        if selfplay is not None and hyperparams["gamma"] != 1.0:
+            raise ConfigError(
+                f"{source}: hyperparams.gamma must be 1.0 for self-play (values are win "
+                f"probabilities), got {hyperparams['gamma']}"
+            )
+        if selfplay is not None and hyperparams.get("n_envs", QLEARNING_N_ENVS) < 2:
+            raise ConfigError(f"{source}: hyperparams.n_envs must be >= 2 for self-play")
     else:
         hyperparams = _check_ppo(hyperparams, f"{source}: hyperparams")
-    return {
+        if selfplay is not None and hyperparams["vec_env"] != "native":
+            raise ConfigError(
+                f"{source}: hyperparams.vec_env must be native for self-play, "
+                f"got {hyperparams['vec_env']!r}"
+            )
+    resolved = {
         "env_id": raw["env_id"],
         "env_kwargs": copy.deepcopy(env_kwargs),
         "algo": raw["algo"],
@@ -162,10 +201,30 @@ def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> d
         "timesteps": chosen["timesteps"],
         "eval_every": chosen["eval_every"],
         "seeds": list(seeds),
-        "evaluation": {"episodes": episodes},
+        # Only what is switched on: a run's identity (its folder) stays what it was before.
+        "evaluation": {
+            "episodes": episodes,
+            **({"exploitability": True} if exploitability else {}),
+        },
         "hyperparams": hyperparams,
         "source": source,
     }
+    if selfplay is not None:
+        resolved["selfplay"] = selfplay
+    return resolved
+
+
+def _check_selfplay(raw: dict, two_player: bool, source: str) -> dict[str, Any] | None:
+    if "selfplay" not in raw:
+        return None
+    where = f"{source}: selfplay"
+    selfplay = {} if raw["selfplay"] is None else raw["selfplay"]
+    _no_unknown(selfplay, SELFPLAY_KEYS[raw["algo"]], where)
+    if not two_player:
+        raise ConfigError(f"{where} needs a two-player game (Pig, TwoDicePig, Hog)")
+    if raw["algo"] == "ppo":
+        return {"pool": _integer(selfplay.get("pool", SELFPLAY_POOL), f"{where}.pool", 1)}
+    return {}
 
 
 def check_seed(seed: Any) -> int:

@@ -23,6 +23,28 @@ class ExactScorer:
         self.mdp, self.optimum = baselines.enumerated(env_id, **env_kwargs)
         self.episodes, self.stream = episodes, streams.evaluation
         self._env = gym.make(env_id, **env_kwargs).unwrapped
+        # A two-player game: the game itself, and its arguments without the opponent's.
+        self.game = getattr(self.mdp.model, "model", None)
+        self.game_kwargs = {
+            k: v for k, v in env_kwargs.items() if k not in ("opponent", "agent_starts")
+        }
+        self._grid = None
+
+    @property
+    def grid(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every observation of a two-player game's grid (rows) and its legal actions, as the
+        mover sees them."""
+        if self._grid is None:
+            nvec = tuple(self.game.observation_nvec)
+            observations = np.indices(nvec).reshape(len(nvec), -1).T.astype(np.int64)
+            legal = self.game.batch_legal(self.game.batch_state_of(observations, 0))
+            self._grid = (observations, legal)
+        return self._grid
+
+    def exploitability(self, policy) -> float:
+        """The exact exploitability of a policy of both seats (a coin flip for the first move;
+        see `baselines.exploitability`)."""
+        return baselines.exploitability(policy, self.env_id, **self.game_kwargs).value
 
     def score(self, actions: np.ndarray) -> dict[str, float]:
         """Exact value, gap and agreement of an action per MDP state; Monte Carlo beside it."""

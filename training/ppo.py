@@ -305,3 +305,93 @@ class PPOAgent:
         return {
             k: v.detach().cpu().numpy().copy() for k, v in self.model.policy.state_dict().items()
         }
+
+
+class SelfPlayPPOAgent(PPOAgent):
+    """PPO (or MaskablePPO) against a pool of its own past policies.
+
+    The agent trains in the game's fold against one opponent at a time: a policy drawn
+    uniformly from the pool, for one evaluation interval. After each interval its greedy
+    policy (an action table over the whole observation grid, the mover's view) joins the pool,
+    which keeps the `pool` latest; the pool starts with the uniformly random policy. The draws
+    come from the run's exploration stream (unused by PPO otherwise), and the dice continue
+    from one env to the next, so a run resumes bit for bit from any evaluation point.
+    """
+
+    def __init__(self, config: dict[str, Any], streams: RunStreams, masked: bool, scorer) -> None:
+        if config["hyperparams"]["vec_env"] != "native":
+            raise ValueError("self-play PPO runs on the native vector env (vec_env: native)")
+        self.scorer = scorer
+        self.pool_size = config["selfplay"]["pool"]
+        self.pool: list[np.ndarray] = [scorer.game.named_policy("random")]
+        self.pool_rng = generator(streams.exploration)
+        self.opponent = self.pool[0]
+        super().__init__(self._with_opponent(config, self.opponent), streams, masked)
+        self.config = config
+
+    @staticmethod
+    def _with_opponent(config: dict[str, Any], opponent: np.ndarray) -> dict[str, Any]:
+        return {**config, "env_kwargs": {**config["env_kwargs"], "opponent": opponent}}
+
+    def _use_opponent(self, opponent: np.ndarray) -> None:
+        """Train against `opponent` from now on: a new vector env whose dice continue."""
+        dice = self._native().np_random
+        self.opponent = opponent
+        self.env = make_vec_env(self._with_opponent(self.config, opponent), self.streams)
+        self._native().np_random = dice
+        self.model.set_env(self.env)  # and the next learn starts new games
+
+    def greedy_table(self) -> np.ndarray:
+        """The greedy action at every observation of the grid, as the mover sees it."""
+        grid, legal = self.scorer.grid
+        actions, _ = self.predictor().predict(grid, deterministic=True, action_masks=legal)
+        return np.asarray(actions, dtype=np.int8).reshape(self.scorer.game.observation_nvec)
+
+    def learn(self, until: int, every: int, on_eval, on_steps=lambda steps: None) -> None:
+        """One evaluation interval at a time: train, add to the pool, draw the next opponent,
+        then `on_eval()` (whose checkpoint holds the pool and the opponent drawn)."""
+        progress = _Progress(on_steps)
+        while self.step < until:
+            boundary = min(until, (self.step // every + 1) * every)
+            start = time.perf_counter()
+            try:
+                self.model.learn(
+                    total_timesteps=boundary - self.step,
+                    reset_num_timesteps=False,
+                    callback=progress,
+                )
+                self.pool = [*self.pool, self.greedy_table()][-self.pool_size :]
+                self._use_opponent(self.pool[int(self.pool_rng.integers(len(self.pool)))])
+            finally:
+                self.training_seconds += time.perf_counter() - start
+            on_eval()
+
+    def checkpoint_state(self) -> dict[str, Any]:
+        state = super().checkpoint_state()
+        state["pool"] = [table.copy() for table in self.pool]
+        state["opponent"] = self.opponent.copy()
+        state["pool_rng"] = self.pool_rng.bit_generator.state
+        return state
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.pool = [table.copy() for table in state["pool"]]
+        self.pool_rng.bit_generator.state = state["pool_rng"]
+        dice = self._native().np_random
+        self.opponent = state["opponent"]
+        self.env = make_vec_env(self._with_opponent(self.config, self.opponent), self.streams)
+        self._native().np_random = dice
+        super().restore(state)
+
+
+class _Progress(BaseCallback):
+    """Reports the steps at every rollout start."""
+
+    def __init__(self, on_steps) -> None:
+        super().__init__()
+        self.on_steps = on_steps
+
+    def _on_rollout_start(self) -> None:
+        self.on_steps(self.num_timesteps)
+
+    def _on_step(self) -> bool:
+        return True

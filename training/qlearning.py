@@ -180,7 +180,7 @@ class VectorQLearning(QLearning):
         self.env = env
         self.hyperparams = hyperparams
         self.timesteps = timesteps
-        self.sizes = observation_sizes(env.single_observation_space)
+        self.sizes = self._table_grid(env)
         self.strides = np.array(
             [int(np.prod(self.sizes[i + 1 :])) for i in range(len(self.sizes))], dtype=np.int64
         )
@@ -196,9 +196,21 @@ class VectorQLearning(QLearning):
         self.obs, info = env.reset()
         self.mask = info["action_mask"].astype(bool)
 
+    def _table_grid(self, env) -> tuple[int, ...]:
+        """The observation grid the Q table is indexed by."""
+        return observation_sizes(env.single_observation_space)
+
     def indices(self, observations) -> np.ndarray:
         batch = np.asarray(observations, dtype=np.int64).reshape(-1, len(self.sizes))
         return batch @ self.strides
+
+    def _rows(self, observations) -> np.ndarray:
+        """The Q table's rows of a batch of the env's observations."""
+        return self.indices(observations)
+
+    def _continuation(self, best: np.ndarray, before, after) -> np.ndarray:
+        """What the best next value is worth to the copy that acted (before -> after)."""
+        return best
 
     def learn(self, until: int) -> None:
         start = time.perf_counter()
@@ -208,27 +220,31 @@ class VectorQLearning(QLearning):
         eps_schedule, lr_schedule = self.hyperparams["epsilon"], self.hyperparams["learning_rate"]
         power = lr_schedule.get("power")
         power = None if power is None else float(power)
-        state, mask = self.indices(self.obs), self.mask
+        state, mask = self._rows(self.obs), self.mask
         while self.step < until:
             progress = self.step / self.timesteps
             greedy = np.where(mask, q[state], -np.inf).argmax(axis=1)
             any_legal = np.where(mask, rng.random((n, num_actions)), -1.0).argmax(axis=1)
             explore = rng.random(n) < linear(eps_schedule, progress)
             actions = np.where(explore, any_legal, greedy)
+            before = self.obs
             obs, rewards, terminated, truncated, info = env.step(actions)
-            next_state = self.indices(obs)
+            next_state = self._rows(obs)
             next_mask = info["action_mask"].astype(bool)
             # A finished copy's obs is already its next episode's start: a truncated one looks
             # ahead from where it was cut off, a terminated one not at all.
-            ahead_state, ahead_mask = next_state, next_mask
+            ahead, ahead_state, ahead_mask = obs, next_state, next_mask
             cut = truncated & ~terminated
             if cut.any():
-                ahead_state, ahead_mask = next_state.copy(), next_mask.copy()
-                ahead_state[cut] = self.indices(np.stack(info["final_obs"][cut]))
+                ahead, ahead_mask = np.array(obs, copy=True), next_mask.copy()
+                ahead[cut] = np.stack(info["final_obs"][cut])
+                ahead_state = self._rows(ahead)
                 ahead_mask[cut] = info["final_info"]["action_mask"][cut].astype(bool)
             best = np.where(ahead_mask, q[ahead_state], -np.inf).max(axis=1)
-            best[terminated | ~ahead_mask.any(axis=1)] = 0.0
-            targets = rewards + gamma * best
+            ended = terminated | ~ahead_mask.any(axis=1)
+            best[ended] = 0.0
+            targets = rewards + gamma * self._continuation(best, before, ahead)
+            targets[ended] = rewards[ended]
             pairs, which, counts = np.unique(
                 state * num_actions + actions, return_inverse=True, return_counts=True
             )
@@ -270,3 +286,29 @@ class VectorQLearning(QLearning):
         self.rng.bit_generator.state = state["rng"]
         self.env.restore(state["vector_env"])
         self.obs, self.mask = state["obs"], state["mask"]
+
+
+class SelfPlayQLearning(VectorQLearning):
+    """Tabular Q-learning against itself: one Q table plays both seats of a two-player game.
+
+    The env is the native vector env of the game seen by the mover (`MoverView`): each
+    observation is (player to move, that player's own observation), and a game pays its winner
+    1. The table is indexed by the mover's own observation, so both seats read and update the
+    same entries, and Q(s, a) is the mover's win probability. When the move passes to the other
+    player, the acting player's value of the next position is 1 minus the other's (a zero-sum
+    game whose values are win probabilities): target = 1 - max Q(s', .). While the mover keeps
+    the move (Pig's rolls), the target is max Q(s', .) as in one-player Q-learning. For
+    alternating zero-sum games this converges to the two-player optimum under the usual
+    step-size and exploration conditions (Littman 1994; Littman and Szepesvari 1996).
+    """
+
+    def _table_grid(self, env) -> tuple[int, ...]:
+        return observation_sizes(env.single_observation_space)[1:]  # without "player to move"
+
+    def _rows(self, observations) -> np.ndarray:
+        batch = np.asarray(observations, dtype=np.int64).reshape(-1, len(self.sizes) + 1)
+        return batch[:, 1:] @ self.strides
+
+    def _continuation(self, best: np.ndarray, before, after) -> np.ndarray:
+        same = np.asarray(before)[:, 0] == np.asarray(after)[:, 0]
+        return np.where(same, best, 1.0 - best)

@@ -132,6 +132,50 @@ def results_table(groups: dict[Path, dict[str, Any]]) -> str:
     return _markdown(header, rows)
 
 
+def _exploitable(groups: dict[Path, dict[str, Any]]) -> dict[Path, dict[str, Any]]:
+    """The configs whose curves hold the exact exploitability (two-player games)."""
+    return {
+        path: group
+        for path, group in groups.items()
+        if group["config"]["evaluation"].get("exploitability")
+    }
+
+
+def exploitability_table(groups: dict[Path, dict[str, Any]]) -> str:
+    """Per two-player config: exploitability at the end and its lowest point, and the value
+    against the fixed opponent of the env (what the other tables score)."""
+    header = [
+        "game", "agent", "trained against", "exploitability at the end",
+        "lowest on the curve", "first step at 0", "value against the env's opponent",
+    ]  # fmt: skip
+    rows = []
+    for path, group in _exploitable(groups).items():
+        config, results = group["config"], group["results"]
+        selfplay = config.get("selfplay")
+        if selfplay is None:
+            against = f"{config['env_kwargs'].get('opponent', 'the default opponent')}"
+        elif selfplay:
+            against = f"itself (pool of its {selfplay['pool']} latest policies)"
+        else:
+            against = "itself (one table for both seats)"
+        zeros = [
+            next((p["steps"] for p in r["curve"] if p["exploitability"] <= 0.0), None)
+            for r in results
+        ]
+        rows.append(
+            [
+                f"{path.parent.name} ({_kwargs_text(config['env_kwargs'])})",
+                f"{_label(path, results[0])}, {len(results)} seeds",
+                against,
+                _spread([r["exploitability"] for r in results]),
+                _spread([min(p["exploitability"] for p in r["curve"]) for r in results]),
+                ", ".join("never" if z is None else f"{z:,}" for z in zeros),
+                _spread([r["value"] for r in results]),
+            ]
+        )
+    return _markdown(header, rows)
+
+
 def timing_table(groups: dict[Path, dict[str, Any]]) -> str:
     header = [
         "game", "agent", "runs", "training s per run", "steps/s (training)",
@@ -220,6 +264,36 @@ def build_report(
     for game, paths in by_game.items():
         kwargs = groups[next(iter(paths))]["config"]["env_kwargs"]
         _plot_game(f"{game} ({_kwargs_text(kwargs)})", budget, paths, out / f"{game}.png")
+    exploitable = _exploitable(groups)
+    exploit_text = ""
+    if exploitable:
+        by_exploit_game: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
+        for path, group in exploitable.items():
+            by_exploit_game[path.parent.name][path] = group["results"]
+        for game, paths in by_exploit_game.items():
+            kwargs = {
+                k: v
+                for k, v in groups[next(iter(paths))]["config"]["env_kwargs"].items()
+                if k not in ("opponent", "agent_starts")
+            }
+            _plot_exploitability(
+                f"{game} ({_kwargs_text(kwargs)})",
+                budget,
+                paths,
+                out / f"{game}_exploitability.png",
+            )
+        exploit_plots = "\n".join(
+            f"![{game}: exact exploitability against steps]({game}_exploitability.png)"
+            for game in by_exploit_game
+        )
+        exploit_text = (
+            "Exploitability is exact: the best response to the agent's greedy policy (its play "
+            "in either seat) is solved on the game's model, and its win probability with a coin "
+            "flip for the first move, minus 1/2, is the exploitability; 0 means the policy "
+            "plays the two-player optimum wherever its games can go. An agent trained against "
+            "a fixed opponent beats that opponent and stays exploitable; self-play aims at "
+            "exploitability 0 instead.\n\n" + exploitability_table(groups) + "\n\n" + exploit_plots
+        )
     versions = {json.dumps(r.get("libraries", {}), sort_keys=True) for g in groups.values()
                 for r in g["results"]}  # fmt: skip
     if len(versions) == 1:
@@ -245,14 +319,21 @@ def build_report(
         "number in this section). Training time excludes the exact evaluations; wall time "
         "includes them.\n\n" + timing + "\n\n" + ("\n".join(sweeps) or "No sweep recorded.")
     )
+    exploit_section = (
+        f"## Two players: exploitability\n\n{exploit_text}\n\n" if exploit_text else ""
+    )
     (out / "report.md").write_text(
         f"# Training report (`{budget}` budget)\n\n{results_text}\n\n{table}\n\n{plots}\n\n"
-        f"## Time\n\n{timing_text}\n"
+        f"{exploit_section}## Time\n\n{timing_text}\n"
     )
     if out == README_OUT:
         readme_plots = plots.replace("](", f"]({README_OUT}/")
         replace_section("training", f"{results_text}\n\n{table}\n\n{readme_plots}")
         replace_section("training-timing", timing_text)
+        if exploit_text:
+            replace_section(
+                "training-exploitability", exploit_text.replace("](", f"]({README_OUT}/")
+            )
     return table
 
 
@@ -278,6 +359,41 @@ def _plot_game(game: str, budget: str, by_path: dict[Path, list[dict]], path: Pa
         xlabel="environment steps",
         ylabel="relative gap to the optimum (exact)",
         title=f"{game}, {budget} budget\nband = min..max over seeds; gaps below 1e-5 drawn at 1e-5",
+    )
+    ax.title.set_fontsize(9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+SYMLOG_LINEAR = 1e-3  # exploitability axis: linear below this, so that 0 is drawn as 0
+
+
+def _plot_exploitability(
+    game: str, budget: str, by_path: dict[Path, list[dict]], path: Path
+) -> None:
+    fig, ax = plt.subplots(figsize=(7, 4))
+    markers = iter("osD^vP")
+    for config_path, results in by_path.items():
+        length = min(len(r["curve"]) for r in results)
+        steps = np.array([p["steps"] for p in results[0]["curve"][:length]])
+        values = np.array([[p["exploitability"] for p in r["curve"][:length]] for r in results])
+        label = f"{_label(config_path, results[0])}: median of {len(results)} seeds"
+        line = ax.plot(steps, np.median(values, axis=0), marker=next(markers), ms=3, label=label)[0]
+        ax.fill_between(
+            steps, values.min(axis=0), values.max(axis=0), alpha=0.2, color=line.get_color()
+        )
+    ax.set_yscale("symlog", linthresh=SYMLOG_LINEAR)
+    ax.set_ylim(bottom=0.0, top=0.5)
+    ax.xaxis.set_major_formatter(
+        FuncFormatter(lambda x, _: f"{x / 1e6:g}M" if x >= 1e6 else f"{x / 1e3:g}k" if x else "0")
+    )
+    ax.set(
+        xlabel="environment steps",
+        ylabel="exploitability (exact, win probability)",
+        title=f"{game}, {budget} budget: exploitability of the greedy policy\n"
+        f"band = min..max over seeds; symlog axis, linear below {SYMLOG_LINEAR:g} (0 is optimal)",
     )
     ax.title.set_fontsize(9)
     ax.legend(fontsize=8)

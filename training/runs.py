@@ -48,6 +48,8 @@ def run_identity(config: dict[str, Any], seed: int) -> dict[str, Any]:
     """What defines a run: the resolved config, the seed and the package version."""
     identity = {key: config[key] for key in IDENTITY_KEYS}
     identity["evaluation"] = config["evaluation"]
+    if config.get("selfplay") is not None:
+        identity["selfplay"] = config["selfplay"]
     identity["seed"] = seed
     identity["package"] = {"name": PACKAGE, "version": version(PACKAGE)}
     # Through JSON and back: tuples become lists, so equal configs compare and hash equal.

@@ -4,7 +4,7 @@ A run's seed is the entropy of its SeedSequence; the children below are spawned 
 two streams of one run, and no streams of two runs with different seeds, overlap (NumPy's
 guarantee for spawned sequences). Every consumer of randomness gets its own child:
 
-    exploration   Q-learning's epsilon-greedy draws
+    exploration   Q-learning's epsilon-greedy draws; self-play PPO's draws from its pool
     torch         network initialisation and PPO's action sampling
     numpy_global  NumPy's global generator (SB3 shuffles minibatches with it)
     evaluation    the Monte Carlo episodes beside each exact evaluation

@@ -69,10 +69,16 @@ def agent_name(config: dict[str, Any], masked: bool) -> str:
 
 def _make_agent(config: dict[str, Any], streams, scorer: ExactScorer):
     if config["algo"] == "qlearning":
-        from training.qlearning import QLearning, VectorQLearning
+        from training.qlearning import QLearning, SelfPlayQLearning, VectorQLearning
 
         n_envs = config["hyperparams"].get("n_envs", 1)
-        if n_envs > 1:
+        if config.get("selfplay") is not None:
+            from dice_envs.envs.vector import DiceVectorEnv
+            from dice_envs.games.two_player import MoverView
+
+            env = DiceVectorEnv(MoverView(scorer.game), num_envs=n_envs, autoreset_mode="SameStep")
+            learner = SelfPlayQLearning
+        elif n_envs > 1:
             env = gym.make_vec(
                 config["env_id"],
                 num_envs=n_envs,
@@ -85,11 +91,13 @@ def _make_agent(config: dict[str, Any], streams, scorer: ExactScorer):
             env = gym.make(config["env_id"], **config["env_kwargs"]).unwrapped
             learner = QLearning
         return learner(env, config["hyperparams"], streams, config["timesteps"]), False
-    from training.ppo import PPOAgent
+    from training.ppo import PPOAgent, SelfPlayPPOAgent
 
     masked = config["hyperparams"]["masked"]
     if masked == "auto":
         masked = not bool(scorer.mdp.legal.all())
+    if config.get("selfplay") is not None:
+        return SelfPlayPPOAgent(config, streams, masked, scorer), masked
     return PPOAgent(config, streams, masked), masked
 
 
@@ -99,6 +107,17 @@ def _greedy(agent, scorer: ExactScorer) -> np.ndarray:
     import baselines
 
     return baselines.policy_actions(agent.predictor(), scorer.mdp)
+
+
+def _grid_policy(agent, scorer: ExactScorer):
+    """The agent's greedy policy over the whole observation grid of a two-player game (its
+    play in either seat), as an action table, or the model itself for SB3."""
+    if hasattr(agent, "greedy_actions"):
+        grid, legal = scorer.grid
+        return agent.greedy_actions(grid, legal).reshape(scorer.game.observation_nvec)
+    if hasattr(agent, "greedy_table"):
+        return agent.greedy_table()
+    return agent.predictor()
 
 
 def load_run(directory: Path) -> dict[str, Any] | None:
@@ -162,6 +181,8 @@ def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dic
     def evaluate() -> None:
         start = time.perf_counter()
         point = scorer.score(_greedy(agent, scorer))
+        if config["evaluation"].get("exploitability"):
+            point["exploitability"] = scorer.exploitability(_grid_policy(agent, scorer))
         point["steps"] = agent.step
         curve.append(point)
         timing["evaluations"].append(

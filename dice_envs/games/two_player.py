@@ -633,6 +633,77 @@ def _merged(columns, encode):
     return origin[first], mass, states[first], gained[first]
 
 
+class MoverView:
+    """A two-player model seen by whoever is to move: the single-agent game that self-play
+    learns from (one policy plays both seats).
+
+    Its states are the model's; its observation is (player to move,) + that player's own
+    observation, and a step pays the mover: at the end 1 if the mover won, 0 if it lost (the
+    model's reward for player 0, or one minus it for player 1). A learner sees from the first
+    component whether the next observation is still its own turn or the other player's.
+    """
+
+    def __init__(self, model: TwoPlayerModel) -> None:
+        self.model = model
+        self.num_actions, self.action_names = model.num_actions, model.action_names
+        self.observation_nvec = (2, *model.observation_nvec)
+        self.observation_names = ("player to move", *getattr(model, "observation_names", ()))
+        bounds = getattr(model, "state_bounds", None)
+        self.batchable = hasattr(model, "batch_transitions") and bounds is not None
+        if bounds is not None:
+            self.state_bounds = tuple(bounds)
+
+    def __repr__(self) -> str:
+        return f"MoverView({self.model!r})"
+
+    def __getattr__(self, name: str):
+        model = self.__dict__.get("model")
+        if model is not None and name in vars(model) and not name.startswith("_"):
+            return vars(model)[name]
+        raise AttributeError(name)
+
+    def initial_states(self) -> list[tuple[float, State]]:
+        return self.model.initial_states()
+
+    def legal_actions(self, state: State) -> tuple[int, ...]:
+        return self.model.legal_actions(state)
+
+    def transitions(self, state: State, action: int) -> list[Transition]:
+        mover = self.model.to_move(state)
+        return [
+            Transition(p, s, r if mover == AGENT else float(t) - r, t)
+            for p, s, r, t in self.model.transitions(state, action)
+        ]
+
+    def observation(self, state: State) -> Observation:
+        mover = self.model.to_move(state)
+        return (mover, *np.atleast_1d(self.model.observation(state, mover)).tolist())
+
+    def validate_state(self, state: object) -> State:
+        return self.model.validate_state(state)
+
+    def render_text(self, state: State) -> str:
+        mover = self.model.to_move(state)
+        return f"player {mover} to move: " + self.model.render_text(state, mover)
+
+    def batch_transitions(self, states: np.ndarray, action: int):
+        source, prob, nxt, reward, terminal = self.model.batch_transitions(states, action)
+        mover = self.model.batch_to_move(states)[source]
+        return source, prob, nxt, np.where(mover == AGENT, reward, terminal - reward), terminal
+
+    def batch_legal(self, states: np.ndarray) -> np.ndarray:
+        return self.model.batch_legal(states)
+
+    def batch_observation(self, states: np.ndarray) -> np.ndarray:
+        mover = self.model.batch_to_move(states)
+        seen = np.where(
+            (mover == AGENT)[:, None],
+            self.model.batch_observation(states, AGENT).reshape(len(states), -1),
+            self.model.batch_observation(states, OPPONENT).reshape(len(states), -1),
+        )
+        return np.column_stack((mover, seen))
+
+
 OWN, OTHER = "own score", "opponent score"
 
 
@@ -827,6 +898,7 @@ __all__ = [
     "OPPONENT",
     "Fold",
     "GameModel",
+    "MoverView",
     "Policy",
     "Solitaire",
     "TwoPlayerModel",
