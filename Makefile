@@ -36,7 +36,10 @@ train: venv
 report: venv
 	$(BIN)/python -m training.report --budget quick
 
+# The AEC benchmark's peer, OpenSpiel's pig through Shimmy: not a dependency of the package or
+# its tests; `make bench` adds it to the virtual environment before measuring.
 bench: venv
+	$(BIN)/pip install --quiet 'shimmy[openspiel]>=2.0'
 	$(BIN)/python -m baselines.bench
 	$(BIN)/python -m training.bench
 

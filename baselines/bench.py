@@ -503,6 +503,96 @@ print(json.dumps({"solves": solves, "envs": bench_envs(steps, repeats)}))
 """
 
 
+EXPLOIT_GOAL = 100
+
+
+def bench_exploitability(repeats: int) -> list[dict]:
+    """`baselines.exploitability` of table policies at Pig to 100 (best of `repeats`), and
+    the two ways of summing the opponent's turns for a stochastic table, side by side."""
+    from baselines.specialised import _turns_by_paths, _turns_by_turn_total
+
+    goal = EXPLOIT_GOAL
+    grid = (goal + 1, goal + 1, goal)
+    rng = np.random.default_rng(0)
+    roll = rng.random(grid)
+    stochastic = np.stack([1.0 - roll, roll], axis=-1)
+    policies = [
+        ("hold-at-20 (named: a table)", "hold-at-20"),
+        ("a random action table", (roll < 0.5).astype(np.int8)),
+        ("a random probability table (stochastic)", stochastic),
+        ("the two-player optimum (named)", "optimal"),
+    ]
+    rows = []
+    for label, policy in policies:
+        best, score = np.inf, None
+        for _ in range(repeats):
+            score = baselines.exploitability(policy, "dice_envs/Pig-v0", goal=goal)
+            best = min(best, score.seconds)
+        rows.append({"what": label, "value": score.value, "seconds": best})
+    fold = make_model("dice_envs/Pig-v0", goal=goal, opponent=stochastic)
+    for label, turns in (
+        ("turn totals (the fast path)", lambda: _turns_by_turn_total(fold, stochastic)),
+        ("paths of each turn (the fold's generic sum)", lambda: _turns_by_paths(fold)),
+    ):
+        start = time.perf_counter()
+        turns()
+        rows.append({"what": f"opponent turns of the stochastic table: {label}",
+                     "seconds": time.perf_counter() - start})  # fmt: skip
+    return rows
+
+
+AEC_STEPS = 100_000
+
+
+def aec_steps_per_second(game, steps: int, seed: int) -> float:
+    """Agent moves per second, uniformly random legal actions, new games as needed."""
+    rng = np.random.default_rng(seed)
+    game.reset(seed=seed)
+    done = 0
+    start = time.perf_counter()
+    while done < steps:
+        for _agent in game.agent_iter():
+            observation, _, termination, truncation, info = game.last()
+            if termination or truncation:
+                game.step(None)
+                continue
+            # Shimmy's OpenSpiel envs put the mask in the info, ours in the observation.
+            mask = (
+                observation["action_mask"] if isinstance(observation, dict) else info["action_mask"]
+            )
+            game.step(int(rng.choice(np.flatnonzero(mask))))
+            done += 1
+        game.reset()
+    return done / (time.perf_counter() - start)
+
+
+def bench_aec(repeats: int) -> list[dict]:
+    """The PettingZoo AEC env of Pig to 100 and of the family, next to OpenSpiel's pig through
+    Shimmy (winscore 100, a d6) when installed: `pip install 'shimmy[openspiel]'`."""
+    from dice_envs.pettingzoo import env
+
+    rows = []
+    cases = [("pig", {"goal": 100}), ("two_dice_pig", {"goal": 100}), ("hog", {"goal": 100})]
+    for name, kwargs in cases:
+        rate = max(aec_steps_per_second(env(name, **kwargs), AEC_STEPS, s) for s in range(repeats))
+        rows.append(
+            {"env": f"dice_envs.pettingzoo.env({name!r}, goal=100)", "steps_per_second": rate}
+        )
+    try:
+        from shimmy import OpenSpielCompatibilityV0
+    except ImportError:
+        rows.append({"env": "Shimmy OpenSpiel pig", "steps_per_second": float("nan"),
+                     "note": "not installed: pip install 'shimmy[openspiel]'"})  # fmt: skip
+        return rows
+    rate = max(
+        aec_steps_per_second(OpenSpielCompatibilityV0(game_name="pig"), AEC_STEPS, s)
+        for s in range(repeats)
+    )
+    rows.append({"env": "Shimmy OpenSpielCompatibilityV0(game_name='pig') (winscore 100)",
+                 "steps_per_second": rate})  # fmt: skip
+    return rows
+
+
 def _before(rev: str, skip_slow: bool, steps: int, repeats: int) -> dict:
     """The benchmark of the code at `rev`, measured now on this machine ({} if it fails)."""
     if not rev:
@@ -571,6 +661,8 @@ def main(argv: list[str] | None = None) -> int:
     envs = bench_envs(args.steps, args.repeats)
     vector = bench_vector_envs(args.repeats)
     ppo = bench_ppo_throughput(rollouts=4)
+    exploit = bench_exploitability(repeats=3)
+    aec = bench_aec(repeats=3)
     before = _before(args.before_rev, args.skip_slow, args.steps, args.repeats)
     pig_rows = [
         [
@@ -694,6 +786,29 @@ def main(argv: list[str] | None = None) -> int:
         " MaskablePPO with configs/pig/ppo.yaml's hyperparameters, 4 rollouts and their"
         " updates, one torch thread): steps per second\n\n"
         + markdown_table(["copies", "DummyVecEnv", "native adapter", "speed-up"], ppo_rows)
+        + f"\n\n### Exact exploitability at Pig to {EXPLOIT_GOAL} (the whole call, best of 3)\n\n"
+        + markdown_table(
+            ["policy", "exploitability", "time"],
+            [
+                [r["what"], f"{r['value']:.6f}" if "value" in r else "", f"{r['seconds']:.2f} s"]
+                for r in exploit
+            ],
+        )
+        + f"\n\n### PettingZoo AEC envs: agent moves per second ({AEC_STEPS:,} random legal"
+        " moves, best of 3; Shimmy installed by `make bench` only)\n\n"
+        + markdown_table(
+            ["env", "moves/s", "relative to OpenSpiel pig"],
+            [
+                [
+                    r["env"],
+                    r.get("note", f"{r['steps_per_second']:,.0f}"),
+                    f"{r['steps_per_second'] / aec[-1]['steps_per_second']:.2f}"
+                    if np.isfinite(aec[-1]["steps_per_second"])
+                    else "",
+                ]
+                for r in aec
+            ],
+        )
         + "\n"
     )
     print(report)
@@ -710,6 +825,8 @@ def main(argv: list[str] | None = None) -> int:
                 "envs": envs,
                 "vector_envs": vector,
                 "ppo_throughput": ppo,
+                "exploitability": exploit,
+                "aec": aec,
             },
             indent=1,
         )

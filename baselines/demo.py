@@ -602,6 +602,54 @@ def chow_robbins_section(out: Path) -> str:
     )
 
 
+EXPLOITABILITY_CASES = (
+    ("dice_envs/Pig-v0", {"goal": 100}, ("hold-at-20", "hold-at-25", "keep-pace", "random")),
+    ("dice_envs/TwoDicePig-v0", {"goal": 50}, ("hold-at-20", "tijms", "random")),
+    ("dice_envs/Hog-v0", {"goal": 50}, ("five-dice", "dice-4", "random")),
+)
+
+
+ALWAYS_ROLL_GOALS = (20, 30, 38, 39, 40, 50, 100)
+
+
+def exploitability_section() -> str:
+    """The named policies of every two-player game, scored by exact exploitability."""
+    rows = []
+    for env_id, kwargs, names in EXPLOITABILITY_CASES:
+        for name in (*names, "optimal"):
+            score = baselines.exploitability(name, env_id, **kwargs)
+            rows.append(
+                [
+                    f"`{env_id}` ({', '.join(f'{k}={v}' for k, v in kwargs.items())})",
+                    name,
+                    # Below a millionth the digits are round-off; show it as it is.
+                    f"{score.value:.6f}" if abs(score.value) >= 5e-7 else f"{score.value:.1e}",
+                    f"{score.best_response_value:.6f}",
+                    f"{score.seconds:.2f}",
+                ]
+            )
+    # Always rolling (until the goal) is optimal in small Pig games: where does that stop?
+    always = []
+    for goal in ALWAYS_ROLL_GOALS:
+        table = np.ones((goal + 1, goal + 1, goal), dtype=np.int64)
+        score = baselines.exploitability(table, "dice_envs/Pig-v0", goal=goal)
+        always.append([f"`dice_envs/Pig-v0` (goal={goal})", "always roll", f"{score.value:.6f}"
+                       if abs(score.value) >= 5e-7 else f"{score.value:.1e}"])  # fmt: skip
+    return (
+        "`baselines.exploitability(policy, env_id, **kwargs)`: the best response's win "
+        "probability against the policy (playing either seat, a coin flip for the first move) "
+        "minus 1/2. Time: the whole call, the best-response solve included (the two-player "
+        'optimum, for "optimal", is solved once per game and kept).\n\n'
+        + markdown_table(
+            ["game", "policy", "exploitability", "best response wins", "seconds"], rows
+        )
+        + "\n\nIn small Pig games always rolling until the goal is itself optimal (its "
+        "exploitability is 0 up to round-off), so a self-play agent there shows nothing; the "
+        "self-play configs use a goal where it is not:\n\n"
+        + markdown_table(["game", "policy", "exploitability"], always)
+    )
+
+
 def _never_optimal(solution) -> list[str]:
     mask = optimal_action_mask(solution.q, solution.mdp.legal)
     names = solution.mdp.model.action_names
@@ -631,6 +679,7 @@ def main(argv: list[str] | None = None) -> int:
         + ten_thousand_section(images, args.out),
         "## Tijms's die and card games\n\n" + die_and_cards_section(images),
         "## Chow–Robbins\n\n" + chow_robbins_section(images),
+        "## Two players: how exploitable are the named policies?\n\n" + exploitability_section(),
     ]
     plot_d20(images)
     report = "\n\n".join(sections) + "\n"

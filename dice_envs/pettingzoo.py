@@ -31,8 +31,8 @@ from dice_envs.games.base import cumulative, draw, sample_transition
 from dice_envs.registration import GAMES
 
 try:
+    import pettingzoo as pettingzoo_package
     from pettingzoo import AECEnv
-    from pettingzoo.utils import AgentSelector
 except ImportError as error:  # pragma: no cover - the message is the point
     raise ImportError(
         "dice_envs.pettingzoo needs PettingZoo: pip install 'dice-envs[pettingzoo]'"
@@ -45,15 +45,21 @@ FIRST_PLAYERS = ("player_0", "player_1", None)
 def _two_player_models() -> dict[str, type]:
     """name -> two-player model class, for every registered id that folds one ("pig" for
     `dice_envs/Pig-v0`); a game registered later is found as well."""
-    found: dict[str, type] = {}
-    for game in GAMES.values():
+    return {name: model for name, (model, _) in _two_player_games().items()}
+
+
+def _two_player_games() -> dict[str, tuple[type, str]]:
+    """name -> (two-player model class, env id of its fold)."""
+    found: dict[str, tuple[type, str]] = {}
+    for env_id, game in GAMES.items():
         entry = game.model
         if isinstance(entry, str):
             module, _, attribute = entry.partition(":")
             entry = getattr(importlib.import_module(module), attribute)
         model_class = getattr(entry, "model_class", None)
         if model_class is not None:
-            found[re.sub(r"(?<!^)(?=[A-Z])", "_", model_class.__name__).lower()] = model_class
+            name = re.sub(r"(?<!^)(?=[A-Z])", "_", model_class.__name__).lower()
+            found[name] = (model_class, env_id)
     return found
 
 
@@ -216,7 +222,6 @@ class DiceAECEnv(AECEnv):
         self.thrown, self._last_mover = [[], []], None
         self._return = 0.0  # player 0's reward from the model (1 for a win)
         self.agent_selection = AGENTS[self.model.to_move(state)]
-        self._agent_selector = AgentSelector(self.agents)  # kept for wrappers that read it
 
     def _no_events(self) -> dict[str, list]:
         return {key: [] for key in self._events}
@@ -314,5 +319,21 @@ def env(name: str, **kwargs: Any) -> DiceAECEnv:
 
 
 raw_env = env
+
+
+def register_all() -> None:
+    """Put every two-player game in PettingZoo's own registry (PettingZoo 1.27 and later),
+    under the id of its single-agent env: `pettingzoo.make("aec", "dice_envs/Pig-v0",
+    goal=30)`. Done when this module is imported."""
+    register = getattr(pettingzoo_package, "register", None)
+    registry = getattr(pettingzoo_package, "aec_registry", None)
+    if register is None or registry is None:
+        return  # an older PettingZoo: dice_envs.pettingzoo.env(name) only
+    for name, (_, env_id) in _two_player_games().items():
+        if env_id not in registry:
+            register("aec", env_id, entry_point=env, kwargs={"name": name})
+
+
+register_all()
 
 __all__ = ["AGENTS", "DiceAECEnv", "env", "names", "raw_env"]

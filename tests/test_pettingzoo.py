@@ -216,3 +216,12 @@ def test_the_aec_env_is_a_pettingzoo_aec_env():
     assert game.observation_space("player_1")["observation"] == gym.spaces.MultiDiscrete(
         (21, 21, 20)
     )
+
+
+def test_pettingzoos_own_registry_makes_them_under_the_gym_ids():
+    import pettingzoo
+
+    made = pettingzoo.make("aec", "dice_envs/Hog-v0", goal=25, max_dice=4)
+    assert isinstance(made, DiceAECEnv) and made.name == "hog"
+    assert (made.model.goal, made.model.max_dice) == (25, 4)
+    assert {"dice_envs/Pig-v0", "dice_envs/TwoDicePig-v0"} <= set(pettingzoo.aec_registry)

@@ -251,12 +251,17 @@ def test_tune_sets_nested_hyperparameters():
 
 
 def test_a_ctrl_c_inside_ctrl_c_deferred_waits_for_the_block_to_end(tmp_path):
+    # Python's own handler, whatever an earlier test (Ray Tune's) left installed.
+    earlier = signal.signal(signal.SIGINT, signal.default_int_handler)
     written = []
-    with pytest.raises(KeyboardInterrupt), ctrl_c_deferred():
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.01)  # the signal has arrived, and is held
-        written.append("curve")
-        atomic_write_json(tmp_path / "a.json", [1])
-        written.append("checkpoint")
+    try:
+        with pytest.raises(KeyboardInterrupt), ctrl_c_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)  # the signal has arrived, and is held
+            written.append("curve")
+            atomic_write_json(tmp_path / "a.json", [1])
+            written.append("checkpoint")
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, earlier)
     assert written == ["curve", "checkpoint"] and json.loads((tmp_path / "a.json").read_text())
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

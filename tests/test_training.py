@@ -22,7 +22,9 @@ from training.train import Progress, run
 
 def test_every_config_loads_for_both_budgets():
     paths = sorted(CONFIGS.glob("*/*.yaml"))
-    assert {p.stem for p in paths} == {"qlearning", "ppo"}
+    # Every game has qlearning.yaml and ppo.yaml; Pig also its self-play configs.
+    assert {p.stem for p in paths} == {"qlearning", "ppo", "selfplay_qlearning", "selfplay_ppo"}
+    assert {p.parent.name for p in paths if p.stem.startswith("selfplay")} == {"pig"}
     algos_by_id: dict[str, set[str]] = {}
     for path in paths:
         for budget in ("quick", "full"):

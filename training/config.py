@@ -58,8 +58,11 @@ BUDGET_KEYS = {"timesteps", "eval_every", "seeds"}
 EVALUATION_KEYS = {"episodes", "exploitability"}
 # Self-play (two-player games): Q-learning plays both seats with one table (no keys); PPO plays
 # against a pool of its own past policies, the `pool` latest evaluation points.
-SELFPLAY_KEYS = {"qlearning": set(), "ppo": {"pool"}}
+SELFPLAY_KEYS = {"qlearning": {"starts"}, "ppo": {"pool"}}
 SELFPLAY_POOL = 5
+# Where self-play Q-learning starts its games: "anywhere" (every position the game can reach,
+# uniformly: exploring starts) or "start" (the game's start only).
+SELFPLAY_STARTS = ("anywhere", "start")
 SCHEDULES = ("constant", "linear")
 LINEAR_KEYS = {"schedule", "start", "end", "fraction"}
 QLEARNING_KEYS = {"gamma", "learning_rate", "epsilon", "initial_q", "n_envs"}
@@ -218,13 +221,21 @@ def _check_selfplay(raw: dict, two_player: bool, source: str) -> dict[str, Any] 
     if "selfplay" not in raw:
         return None
     where = f"{source}: selfplay"
-    selfplay = {} if raw["selfplay"] is None else raw["selfplay"]
+    selfplay = raw["selfplay"]
+    if not isinstance(selfplay, dict):
+        raise ConfigError(
+            f"{where} must be a mapping (Q-learning: {{starts: anywhere}}, PPO: {{pool: 5}}), "
+            f"got {selfplay!r}"
+        )
     _no_unknown(selfplay, SELFPLAY_KEYS[raw["algo"]], where)
     if not two_player:
         raise ConfigError(f"{where} needs a two-player game (Pig, TwoDicePig, Hog)")
     if raw["algo"] == "ppo":
         return {"pool": _integer(selfplay.get("pool", SELFPLAY_POOL), f"{where}.pool", 1)}
-    return {}
+    starts = selfplay.get("starts", "anywhere")
+    if starts not in SELFPLAY_STARTS:
+        raise ConfigError(f"{where}.starts must be one of {list(SELFPLAY_STARTS)}, got {starts!r}")
+    return {"starts": starts}
 
 
 def check_seed(seed: Any) -> int:

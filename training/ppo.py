@@ -9,6 +9,7 @@ exact evaluation always scores the policy on the unscaled game.
 from __future__ import annotations
 
 import copy
+import functools
 import io
 import time
 from pathlib import Path
@@ -315,7 +316,8 @@ class SelfPlayPPOAgent(PPOAgent):
     policy (an action table over the whole observation grid, the mover's view) joins the pool,
     which keeps the `pool` latest; the pool starts with the uniformly random policy. The draws
     come from the run's exploration stream (unused by PPO otherwise), and the dice continue
-    from one env to the next, so a run resumes bit for bit from any evaluation point.
+    from one env to the next, so a run resumes bit for bit from any evaluation point. Games in
+    progress when the opponent changes are abandoned (the new env starts new games).
     """
 
     def __init__(self, config: dict[str, Any], streams: RunStreams, masked: bool, scorer) -> None:
@@ -354,6 +356,12 @@ class SelfPlayPPOAgent(PPOAgent):
         while self.step < until:
             boundary = min(until, (self.step // every + 1) * every)
             start = time.perf_counter()
+            model = self.model
+            # SB3's schedules (learning rate, clip range) run over the whole budget, as in one
+            # learn call; learn(interval) alone would end them at each interval's end.
+            model._update_current_progress_remaining = functools.partial(
+                _progress_on_budget, model, total=until
+            )
             try:
                 self.model.learn(
                     total_timesteps=boundary - self.step,
@@ -363,6 +371,7 @@ class SelfPlayPPOAgent(PPOAgent):
                 self.pool = [*self.pool, self.greedy_table()][-self.pool_size :]
                 self._use_opponent(self.pool[int(self.pool_rng.integers(len(self.pool)))])
             finally:
+                del model._update_current_progress_remaining  # SB3's own again (for saving)
                 self.training_seconds += time.perf_counter() - start
             on_eval()
 
@@ -381,6 +390,10 @@ class SelfPlayPPOAgent(PPOAgent):
         self.env = make_vec_env(self._with_opponent(self.config, self.opponent), self.streams)
         self._native().np_random = dice
         super().restore(state)
+
+
+def _progress_on_budget(model, num_timesteps: int, _interval_end: int, total: int) -> None:
+    type(model)._update_current_progress_remaining(model, num_timesteps, total)
 
 
 class _Progress(BaseCallback):

@@ -132,6 +132,14 @@ def results_table(groups: dict[Path, dict[str, Any]]) -> str:
     return _markdown(header, rows)
 
 
+ZERO = 1e-12  # an exploitability this small is 0 up to round-off (exact optima give +-1e-16)
+
+
+def _game_arguments(config: dict[str, Any]) -> dict[str, Any]:
+    """The game's own arguments: without the opponent of the single-agent env."""
+    return {k: v for k, v in config["env_kwargs"].items() if k not in ("opponent", "agent_starts")}
+
+
 def _exploitable(groups: dict[Path, dict[str, Any]]) -> dict[Path, dict[str, Any]]:
     """The configs whose curves hold the exact exploitability (two-player games)."""
     return {
@@ -159,7 +167,7 @@ def exploitability_table(groups: dict[Path, dict[str, Any]]) -> str:
         else:
             against = "itself (one table for both seats)"
         zeros = [
-            next((p["steps"] for p in r["curve"] if p["exploitability"] <= 0.0), None)
+            next((p["steps"] for p in r["curve"] if p["exploitability"] <= ZERO), None)
             for r in results
         ]
         rows.append(
@@ -267,24 +275,19 @@ def build_report(
     exploitable = _exploitable(groups)
     exploit_text = ""
     if exploitable:
+        # One figure per game and arguments: exploitability compares only within one game.
         by_exploit_game: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
+        titles: dict[str, str] = {}
         for path, group in exploitable.items():
-            by_exploit_game[path.parent.name][path] = group["results"]
-        for game, paths in by_exploit_game.items():
-            kwargs = {
-                k: v
-                for k, v in groups[next(iter(paths))]["config"]["env_kwargs"].items()
-                if k not in ("opponent", "agent_starts")
-            }
-            _plot_exploitability(
-                f"{game} ({_kwargs_text(kwargs)})",
-                budget,
-                paths,
-                out / f"{game}_exploitability.png",
-            )
+            kwargs = _game_arguments(group["config"])
+            slug = "_".join([path.parent.name, *(f"{k}{v}" for k, v in kwargs.items())])
+            by_exploit_game[slug][path] = group["results"]
+            titles[slug] = f"{path.parent.name} ({_kwargs_text(kwargs)})"
+        for slug, paths in by_exploit_game.items():
+            _plot_exploitability(titles[slug], budget, paths, out / f"{slug}_exploitability.png")
         exploit_plots = "\n".join(
-            f"![{game}: exact exploitability against steps]({game}_exploitability.png)"
-            for game in by_exploit_game
+            f"![{titles[slug]}: exact exploitability against steps]({slug}_exploitability.png)"
+            for slug in by_exploit_game
         )
         exploit_text = (
             "Exploitability is exact: the best response to the agent's greedy policy (its play "
@@ -373,30 +376,41 @@ SYMLOG_LINEAR = 1e-3  # exploitability axis: linear below this, so that 0 is dra
 def _plot_exploitability(
     game: str, budget: str, by_path: dict[Path, list[dict]], path: Path
 ) -> None:
-    fig, ax = plt.subplots(figsize=(7, 4))
-    markers = iter("osD^vP")
+    """One panel per algorithm (their budgets differ by ten times), self-play and not."""
+    by_algo: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
     for config_path, results in by_path.items():
-        length = min(len(r["curve"]) for r in results)
-        steps = np.array([p["steps"] for p in results[0]["curve"][:length]])
-        values = np.array([[p["exploitability"] for p in r["curve"][:length]] for r in results])
-        label = f"{_label(config_path, results[0])}: median of {len(results)} seeds"
-        line = ax.plot(steps, np.median(values, axis=0), marker=next(markers), ms=3, label=label)[0]
-        ax.fill_between(
-            steps, values.min(axis=0), values.max(axis=0), alpha=0.2, color=line.get_color()
+        by_algo[results[0]["agent"]][config_path] = results
+    fig, axes = plt.subplots(
+        1, len(by_algo), figsize=(5.5 * len(by_algo), 4), sharey=True, squeeze=False
+    )
+    for ax, (algo, paths) in zip(axes[0], sorted(by_algo.items()), strict=True):
+        markers = iter("osD^vP")
+        for config_path, results in paths.items():
+            length = min(len(r["curve"]) for r in results)
+            steps = np.array([p["steps"] for p in results[0]["curve"][:length]])
+            values = np.array([[p["exploitability"] for p in r["curve"][:length]] for r in results])
+            label = f"{_label(config_path, results[0])}: median of {len(results)} seeds"
+            line = ax.plot(
+                steps, np.median(values, axis=0), marker=next(markers), ms=3, label=label
+            )[0]
+            ax.fill_between(
+                steps, values.min(axis=0), values.max(axis=0), alpha=0.2, color=line.get_color()
+            )
+        ax.set_yscale("symlog", linthresh=SYMLOG_LINEAR)
+        ax.set_ylim(bottom=0.0, top=0.5)
+        ax.xaxis.set_major_formatter(
+            FuncFormatter(
+                lambda x, _: f"{x / 1e6:g}M" if x >= 1e6 else f"{x / 1e3:g}k" if x else "0"
+            )
         )
-    ax.set_yscale("symlog", linthresh=SYMLOG_LINEAR)
-    ax.set_ylim(bottom=0.0, top=0.5)
-    ax.xaxis.set_major_formatter(
-        FuncFormatter(lambda x, _: f"{x / 1e6:g}M" if x >= 1e6 else f"{x / 1e3:g}k" if x else "0")
-    )
-    ax.set(
-        xlabel="environment steps",
-        ylabel="exploitability (exact, win probability)",
-        title=f"{game}, {budget} budget: exploitability of the greedy policy\n"
+        ax.set(xlabel="environment steps", title=algo)
+        ax.legend(fontsize=8, loc="upper right")
+    axes[0][0].set_ylabel("exploitability (exact, win probability)")
+    fig.suptitle(
+        f"{game}, {budget} budget: exploitability of the greedy policy\n"
         f"band = min..max over seeds; symlog axis, linear below {SYMLOG_LINEAR:g} (0 is optimal)",
+        fontsize=9,
     )
-    ax.title.set_fontsize(9)
-    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

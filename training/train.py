@@ -76,7 +76,11 @@ def _make_agent(config: dict[str, Any], streams, scorer: ExactScorer):
             from dice_envs.envs.vector import DiceVectorEnv
             from dice_envs.games.two_player import MoverView
 
-            env = DiceVectorEnv(MoverView(scorer.game), num_envs=n_envs, autoreset_mode="SameStep")
+            env = DiceVectorEnv(
+                MoverView(scorer.game, _selfplay_starts(scorer.game, config["selfplay"])),
+                num_envs=n_envs,
+                autoreset_mode="SameStep",
+            )
             learner = SelfPlayQLearning
         elif n_envs > 1:
             env = gym.make_vec(
@@ -107,6 +111,18 @@ def _greedy(agent, scorer: ExactScorer) -> np.ndarray:
     import baselines
 
     return baselines.policy_actions(agent.predictor(), scorer.mdp)
+
+
+def _selfplay_starts(game, selfplay: dict[str, Any]):
+    """Self-play's start distribution: the game's, or every position it can reach from there
+    (by any play of either seat), uniformly."""
+    if selfplay["starts"] == "start":
+        return None
+    from dice_envs.games.two_player import MoverView
+    from dice_envs.tables import build_tables
+
+    states = build_tables(MoverView(game)).states
+    return [(1.0 / len(states), state) for state in states]
 
 
 def _grid_policy(agent, scorer: ExactScorer):

@@ -643,8 +643,16 @@ class MoverView:
     component whether the next observation is still its own turn or the other player's.
     """
 
-    def __init__(self, model: TwoPlayerModel) -> None:
+    def __init__(
+        self, model: TwoPlayerModel, starts: list[tuple[float, State]] | None = None
+    ) -> None:
+        """`starts`: the start distribution, (probability, state) pairs; None: the game's.
+        Self-play learners start games anywhere ("exploring starts") to learn every
+        position an opponent can lead to, not only those their own play reaches."""
         self.model = model
+        if starts is not None and abs(sum(p for p, _ in starts) - 1.0) > 1e-9:
+            raise ValueError("starts must be (probability, state) pairs summing to 1")
+        self._starts = None if starts is None else list(starts)
         self.num_actions, self.action_names = model.num_actions, model.action_names
         self.observation_nvec = (2, *model.observation_nvec)
         self.observation_names = ("player to move", *getattr(model, "observation_names", ()))
@@ -663,7 +671,7 @@ class MoverView:
         raise AttributeError(name)
 
     def initial_states(self) -> list[tuple[float, State]]:
-        return self.model.initial_states()
+        return self.model.initial_states() if self._starts is None else list(self._starts)
 
     def legal_actions(self, state: State) -> tuple[int, ...]:
         return self.model.legal_actions(state)
