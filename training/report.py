@@ -149,6 +149,25 @@ def _exploitable(groups: dict[Path, dict[str, Any]]) -> dict[Path, dict[str, Any
     }
 
 
+def _trained_against(config: dict[str, Any]) -> str:
+    selfplay = config.get("selfplay")
+    if selfplay is None:
+        return f"{config['env_kwargs'].get('opponent', 'the default opponent')}"
+    if "pool" in selfplay:
+        return f"itself (pool of its {selfplay['pool']} latest policies)"
+    starts = "exploring starts" if selfplay["starts"] == "anywhere" else "from the start"
+    return f"itself (one table for both seats, {starts})"
+
+
+def _trained_short(config: dict[str, Any]) -> str:
+    selfplay = config.get("selfplay")
+    if selfplay is None:
+        return f"vs {config['env_kwargs'].get('opponent', 'the default opponent')}"
+    if "pool" in selfplay:
+        return f"self-play (pool of {selfplay['pool']})"
+    return "self-play (exploring starts)" if selfplay["starts"] == "anywhere" else "self-play"
+
+
 def exploitability_table(groups: dict[Path, dict[str, Any]]) -> str:
     """Per two-player config: exploitability at the end and its lowest point, and the value
     against the fixed opponent of the env (what the other tables score)."""
@@ -159,13 +178,7 @@ def exploitability_table(groups: dict[Path, dict[str, Any]]) -> str:
     rows = []
     for path, group in _exploitable(groups).items():
         config, results = group["config"], group["results"]
-        selfplay = config.get("selfplay")
-        if selfplay is None:
-            against = f"{config['env_kwargs'].get('opponent', 'the default opponent')}"
-        elif selfplay:
-            against = f"itself (pool of its {selfplay['pool']} latest policies)"
-        else:
-            against = "itself (one table for both seats)"
+        against = _trained_against(config)
         zeros = [
             next((p["steps"] for p in r["curve"] if p["exploitability"] <= ZERO), None)
             for r in results
@@ -284,7 +297,12 @@ def build_report(
             by_exploit_game[slug][path] = group["results"]
             titles[slug] = f"{path.parent.name} ({_kwargs_text(kwargs)})"
         for slug, paths in by_exploit_game.items():
-            _plot_exploitability(titles[slug], budget, paths, out / f"{slug}_exploitability.png")
+            config = groups[next(iter(paths))]["config"]
+            references = _reference_exploitability(config["env_id"], _game_arguments(config))
+            against = {path: _trained_short(groups[path]["config"]) for path in paths}
+            _plot_exploitability(
+                titles[slug], budget, paths, out / f"{slug}_exploitability.png", references, against
+            )
         exploit_plots = "\n".join(
             f"![{titles[slug]}: exact exploitability against steps]({slug}_exploitability.png)"
             for slug in by_exploit_game
@@ -373,15 +391,48 @@ def _plot_game(game: str, budget: str, by_path: dict[Path, list[dict]], path: Pa
 SYMLOG_LINEAR = 1e-3  # exploitability axis: linear below this, so that 0 is drawn as 0
 
 
+REFERENCE_POLICIES = ("hold-at-20", "hold-at-25", "keep-pace", "five-dice", "tijms")
+REFERENCE_STYLES = [
+    (":", "0.35"),
+    ("--", "tab:brown"),
+    ("-.", "tab:purple"),
+    ((0, (5, 2, 1, 2)), "tab:olive"),
+    ((0, (1, 1)), "tab:gray"),
+    ((0, (3, 1)), "tab:pink"),
+]
+
+
+def _reference_exploitability(env_id: str, kwargs: dict[str, Any]) -> dict[str, float]:
+    """The exploitability of the game's named policies, drawn beside the agents' curves; for
+    Pig also always rolling (hold at the goal), optimal itself up to goal 38."""
+    names = list(REFERENCE_POLICIES)
+    if env_id == "dice_envs/Pig-v0":
+        names.append(f"hold-at-{kwargs.get('goal', 100)}")
+    references = {}
+    for name in names:
+        try:
+            value = baselines.exploitability(name, env_id, **kwargs).value
+        except ValueError:
+            continue  # not a policy of this game
+        label = "always roll" if name == f"hold-at-{kwargs.get('goal', 100)}" else name
+        references[label] = value
+    return references
+
+
 def _plot_exploitability(
-    game: str, budget: str, by_path: dict[Path, list[dict]], path: Path
+    game: str,
+    budget: str,
+    by_path: dict[Path, list[dict]],
+    path: Path,
+    references: dict[str, float],
+    against: dict[Path, str],
 ) -> None:
     """One panel per algorithm (their budgets differ by ten times), self-play and not."""
     by_algo: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
     for config_path, results in by_path.items():
         by_algo[results[0]["agent"]][config_path] = results
     fig, axes = plt.subplots(
-        1, len(by_algo), figsize=(5.5 * len(by_algo), 4), sharey=True, squeeze=False
+        1, len(by_algo), figsize=(5.5 * len(by_algo), 5), sharey=True, squeeze=False
     )
     for ax, (algo, paths) in zip(axes[0], sorted(by_algo.items()), strict=True):
         markers = iter("osD^vP")
@@ -389,13 +440,17 @@ def _plot_exploitability(
             length = min(len(r["curve"]) for r in results)
             steps = np.array([p["steps"] for p in results[0]["curve"][:length]])
             values = np.array([[p["exploitability"] for p in r["curve"][:length]] for r in results])
-            label = f"{_label(config_path, results[0])}: median of {len(results)} seeds"
+            label = f"{results[0]['agent']} {against[config_path]}: median of {len(results)} seeds"
             line = ax.plot(
                 steps, np.median(values, axis=0), marker=next(markers), ms=3, label=label
             )[0]
             ax.fill_between(
                 steps, values.min(axis=0), values.max(axis=0), alpha=0.2, color=line.get_color()
             )
+        styles = iter(REFERENCE_STYLES)
+        for label, value in references.items():
+            ls, color = next(styles)
+            ax.axhline(max(value, 0.0), color=color, lw=1.2, ls=ls, label=f"{label}: {value:.3g}")
         ax.set_yscale("symlog", linthresh=SYMLOG_LINEAR)
         ax.set_ylim(bottom=0.0, top=0.5)
         ax.xaxis.set_major_formatter(
@@ -404,7 +459,7 @@ def _plot_exploitability(
             )
         )
         ax.set(xlabel="environment steps", title=algo)
-        ax.legend(fontsize=8, loc="upper right")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     axes[0][0].set_ylabel("exploitability (exact, win probability)")
     fig.suptitle(
         f"{game}, {budget} budget: exploitability of the greedy policy\n"
