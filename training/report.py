@@ -279,12 +279,22 @@ def build_report(
     out.mkdir(parents=True, exist_ok=True)
     table = results_table(groups)
     timing = timing_table(groups)
+    # One figure per game and env arguments: a gap compares only within one game. A game
+    # trained with one set of arguments keeps the plain name <game>.png.
     by_game: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
+    settings: dict[str, set[str]] = defaultdict(set)
     for path, group in groups.items():
-        by_game[path.parent.name][path] = group["results"]
+        settings[path.parent.name].add(json.dumps(group["config"]["env_kwargs"], sort_keys=True))
+    for path, group in groups.items():
+        kwargs = group["config"]["env_kwargs"]
+        name = path.parent.name
+        if len(settings[name]) > 1:
+            name += "_" + "_".join(f"{k}{v}" for k, v in _game_arguments(group["config"]).items())
+        by_game[name][path] = group["results"]
     for game, paths in by_game.items():
         kwargs = groups[next(iter(paths))]["config"]["env_kwargs"]
-        _plot_game(f"{game} ({_kwargs_text(kwargs)})", budget, paths, out / f"{game}.png")
+        title = f"{next(iter(paths)).parent.name} ({_kwargs_text(kwargs)})"
+        _plot_game(title, budget, paths, out / f"{game}.png")
     exploitable = _exploitable(groups)
     exploit_text = ""
     if exploitable:
