@@ -17,7 +17,6 @@ dependency: `pip install dice-envs[pettingzoo]`.
 from __future__ import annotations
 
 import importlib
-import operator
 import re
 import warnings
 from typing import Any
@@ -26,6 +25,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
+from dice_envs.envs.base import action_index
 from dice_envs.envs.rendering import render_scene
 from dice_envs.games.base import cumulative, draw, sample_transition
 from dice_envs.registration import GAMES
@@ -246,15 +246,7 @@ class DiceAECEnv(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        try:
-            index = operator.index(action)
-        except TypeError:
-            index = -1
-        if not 0 <= index < self._num_actions:
-            raise ValueError(
-                f"action must be an integer in 0..{self._num_actions - 1} (or None for an "
-                f"agent whose game ended), got {action!r}"
-            )
+        index = action_index(action, self._num_actions, " (or None for an agent whose game ended)")
         seat = AGENTS.index(agent)
         self._cumulative_rewards[agent] = 0.0
         uniform = self.np_random.random

@@ -149,23 +149,22 @@ def _exploitable(groups: dict[Path, dict[str, Any]]) -> dict[Path, dict[str, Any
     }
 
 
-def _trained_against(config: dict[str, Any]) -> str:
+def _trained_against(config: dict[str, Any], short: bool = False) -> str:
+    """Who the agent of `config` trained against: for the table, or `short` for a legend."""
     selfplay = config.get("selfplay")
     if selfplay is None:
-        return f"{config['env_kwargs'].get('opponent', 'the default opponent')}"
+        opponent = config["env_kwargs"].get("opponent", "the default opponent")
+        return f"vs {opponent}" if short else f"{opponent}"
     if "pool" in selfplay:
+        if short:
+            return f"self-play (pool of {selfplay['pool']})"
         return f"itself (pool of its {selfplay['pool']} latest policies)"
-    starts = "exploring starts" if selfplay["starts"] == "anywhere" else "from the start"
-    return f"itself (one table for both seats, {starts})"
-
-
-def _trained_short(config: dict[str, Any]) -> str:
-    selfplay = config.get("selfplay")
-    if selfplay is None:
-        return f"vs {config['env_kwargs'].get('opponent', 'the default opponent')}"
-    if "pool" in selfplay:
-        return f"self-play (pool of {selfplay['pool']})"
-    return "self-play (exploring starts)" if selfplay["starts"] == "anywhere" else "self-play"
+    anywhere = selfplay["starts"] == "anywhere"
+    if short:
+        return "self-play (exploring starts)" if anywhere else "self-play"
+    return (
+        f"itself (one table for both seats, {'exploring starts' if anywhere else 'from the start'})"
+    )
 
 
 def exploitability_table(groups: dict[Path, dict[str, Any]]) -> str:
@@ -309,7 +308,7 @@ def build_report(
         for slug, paths in by_exploit_game.items():
             config = groups[next(iter(paths))]["config"]
             references = _reference_exploitability(config["env_id"], _game_arguments(config))
-            against = {path: _trained_short(groups[path]["config"]) for path in paths}
+            against = {path: _trained_against(groups[path]["config"], short=True) for path in paths}
             _plot_exploitability(
                 titles[slug], budget, paths, out / f"{slug}_exploitability.png", references, against
             )

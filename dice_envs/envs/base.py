@@ -118,15 +118,7 @@ class DiceEnv(gym.Env):
             raise RuntimeError("step() called before reset()")
         if self.done:
             raise RuntimeError("step() called after the episode ended; call reset() first")
-        try:  # ints, numpy integers and 0-d integer arrays; faster than Discrete.contains
-            index = operator.index(action)
-        except TypeError:
-            index = -1
-        if not 0 <= index < self._num_actions:
-            raise ValueError(
-                f"action must be an integer in 0..{self._num_actions - 1}, got {action!r}"
-            )
-        action = index
+        action = action_index(action, self._num_actions)
         if self._sample_step is not None:
             state, reward, terminal, info = self._sample_step(
                 self.state, action, self._np_random.random
@@ -189,3 +181,16 @@ class DiceEnv(gym.Env):
             dice, lines = picture(self.state, context)
         sides = getattr(self.model, "sides", 6)
         return render_scene(dice, lines, max_dice=max_dice, max_lines=max_lines, pips=sides <= 6)
+
+
+def action_index(action: Any, num_actions: int, also: str = "") -> int:
+    """`action` as an int in 0..num_actions - 1, else a ValueError saying what is allowed
+    (`also`: what else the caller takes). Ints, numpy integers and 0-d integer arrays; faster
+    than Discrete.contains."""
+    try:
+        index = operator.index(action)
+    except TypeError:
+        index = -1
+    if not 0 <= index < num_actions:
+        raise ValueError(f"action must be an integer in 0..{num_actions - 1}{also}, got {action!r}")
+    return index
