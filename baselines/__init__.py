@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from baselines.evaluation import Evaluation, evaluate_on, policy_actions, score_actions
+from baselines.evaluation import (
+    Evaluation,
+    evaluate_on,
+    policy_actions,
+    policy_probabilities,
+    score_actions,
+    score_probabilities,
+)
 from baselines.exploitability import Exploitability, exploitability
 from baselines.solvers import Solution, bellman_residual, solve_mdp
 from baselines.specialised import SPECIALISED
@@ -35,7 +42,9 @@ __all__ = [
     "evaluate",
     "exploitability",
     "policy_actions",
+    "policy_probabilities",
     "score_actions",
+    "score_probabilities",
     "solve",
     "tabulate",
 ]
@@ -145,14 +154,25 @@ def on_states(solution: Solution, tables: Tables) -> Solution:
     )
 
 
-def evaluate(policy: Any, env_id: str, *, obs_transform: Any = None, **kwargs: Any) -> Evaluation:
+def evaluate(
+    policy: Any,
+    env_id: str,
+    *,
+    obs_transform: Any = None,
+    deterministic: bool = True,
+    **kwargs: Any,
+) -> Evaluation:
     """Evaluate `policy` exactly on `env_id` (with the env's keyword arguments).
 
     The policy may be a callable obs -> action, a numpy table indexed by the observation, a
     mapping, anything with SB3's `predict`, a `Solution`, or the name of a heuristic of
-    `baselines.heuristics` ("stop-at-25"). `obs_transform` maps a batch of raw observations to
-    what the policy was trained on (for models trained through observation wrappers). The game
-    is enumerated once per distinct arguments and kept (with its optimum) for the next call.
+    `baselines.heuristics` ("stop-at-25"). Stochastic policies are scored exactly too: a float
+    table with a last axis of action probabilities, a callable returning a probability vector,
+    or an SB3 model with `deterministic=False` (its action distribution, as it plays when
+    sampling). `obs_transform` maps a batch of raw observations to what the policy was trained
+    on (for models trained through observation wrappers). The game is enumerated once per
+    distinct arguments and kept (with its optimum) for the next call. The result also says
+    where the gap is lost (`Evaluation.losses`, per state, summing to the gap).
     """
     if isinstance(policy, str):
         from baselines.heuristics import heuristic
@@ -166,4 +186,6 @@ def evaluate(policy: Any, env_id: str, *, obs_transform: Any = None, **kwargs: A
         evaluation = score_actions(actions, tables, optimum)
         evaluation.seconds = time.perf_counter() - start
         return evaluation
-    return evaluate_on(policy, tables, optimum, obs_transform=obs_transform)
+    return evaluate_on(
+        policy, tables, optimum, obs_transform=obs_transform, deterministic=deterministic
+    )

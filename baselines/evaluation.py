@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from gymnasium import spaces
 
-from baselines.solvers import Solution, evaluate_linear, optimal_action_mask
+from baselines.solvers import (
+    Solution,
+    evaluate_linear,
+    evaluate_stochastic,
+    occupancy,
+    optimal_action_mask,
+    q_from_values,
+)
 from dice_envs.registration import GAMES
 from dice_envs.tables import Tables as TabularMDP
 
@@ -30,7 +37,13 @@ class Evaluation:
         agreement: the share of the optimal policy's expected state visits in which the policy
             picks an optimal action.
         state_values: the policy's value of every state (indexed like the MDP's states).
-        actions: the policy's action in every state.
+        actions: the policy's action in every state (its most probable one, if stochastic).
+        probabilities: a stochastic policy's action probabilities per state (None for a
+            deterministic one).
+        visits: the policy's expected visits of every state from the start.
+        losses: where the gap is lost: visits times what the policy's action gives up there,
+            V*(s) - sum_a pi(a|s) Q*(s, a). They sum to `gap` (the performance difference
+            lemma), and are >= 0 up to round-off.
     """
 
     value: float
@@ -41,6 +54,9 @@ class Evaluation:
     seconds: float
     state_values: np.ndarray = field(repr=False)
     actions: np.ndarray = field(repr=False)
+    visits: np.ndarray = field(repr=False, default=None)
+    losses: np.ndarray = field(repr=False, default=None)
+    probabilities: np.ndarray | None = field(repr=False, default=None)
 
     def __repr__(self) -> str:
         return (
@@ -273,26 +289,143 @@ def _as_action(action) -> int:
     return int(value.reshape(()))
 
 
-def evaluate_on(policy, mdp: TabularMDP, optimum: Solution, *, obs_transform=None) -> Evaluation:
+def evaluate_on(
+    policy, mdp: TabularMDP, optimum: Solution, *, obs_transform=None, deterministic: bool = True
+) -> Evaluation:
     """Evaluate `policy` exactly on an enumerated game whose optimum is already known.
 
-    `policy` and `obs_transform` are as in `policy_actions`.
+    `policy` and `obs_transform` are as in `policy_actions`; a stochastic policy (see
+    `policy_probabilities`) is scored by its action probabilities.
     """
     start = time.perf_counter()
-    actions = policy_actions(policy, mdp, obs_transform=obs_transform)
-    evaluation = score_actions(actions, mdp, optimum)
+    probs = policy_probabilities(
+        policy, mdp, obs_transform=obs_transform, deterministic=deterministic
+    )
+    if probs is None:
+        actions = policy_actions(policy, mdp, obs_transform=obs_transform)
+        evaluation = score_actions(actions, mdp, optimum)
+    else:
+        evaluation = score_probabilities(probs, mdp, optimum)
     evaluation.seconds = time.perf_counter() - start
     return evaluation
+
+
+def policy_probabilities(
+    policy, mdp: TabularMDP, *, obs_transform=None, deterministic: bool = True
+) -> np.ndarray | None:
+    """A stochastic policy's action probabilities in every state of `mdp`, (n, actions), or
+    None for a deterministic policy (then `policy_actions` applies).
+
+    Stochastic policies: a float table of shape `observation_nvec + (num_actions,)` (one
+    probability vector per observation); an SB3 model with `deterministic=False` (the
+    probabilities of its action distribution, masked as MaskablePPO masks them); a callable
+    returning a probability vector (a float array of length num_actions) for each observation.
+    """
+    if isinstance(policy, np.ndarray):
+        grid = tuple(int(n) for n in mdp.model.observation_nvec)
+        if policy.shape != grid + (mdp.num_actions,):
+            return None
+        if not np.issubdtype(policy.dtype, np.floating):
+            raise ValueError(
+                f"a table of action probabilities must hold floats, got {policy.dtype}"
+            )
+        return _checked_probabilities(policy[tuple(mdp.observation_array.T)], mdp)
+    if hasattr(policy, "predict"):
+        if deterministic:
+            return None
+        return _model_probabilities(policy, mdp, obs_transform)
+    if not deterministic:
+        raise TypeError("deterministic=False is for SB3 models; pass probabilities otherwise")
+    if callable(policy) and not isinstance(policy, Mapping):
+        first = _callable_output(policy, mdp, obs_transform, 0)
+        if np.asarray(first).shape == (mdp.num_actions,) and not np.issubdtype(
+            np.asarray(first).dtype, np.integer
+        ):
+            rows = [_callable_output(policy, mdp, obs_transform, i) for i in range(mdp.num_states)]
+            return _checked_probabilities(np.asarray(rows, dtype=float), mdp)
+    return None
+
+
+def _callable_output(policy, mdp: TabularMDP, obs_transform, i: int):
+    if obs_transform is not None:
+        return policy(_observation_batch(mdp, obs_transform)[i])
+    obs = mdp.observations[i]
+    return policy(obs if mdp.observation_array.shape[1] == 1 else np.array(obs, dtype=np.int64))
+
+
+def _checked_probabilities(probs: np.ndarray, mdp: TabularMDP) -> np.ndarray:
+    probs = np.asarray(probs, dtype=float).reshape(mdp.num_states, mdp.num_actions)
+    bad = ~np.isfinite(probs).all(axis=1) | (probs < 0).any(axis=1)
+    bad |= np.abs(probs.sum(axis=1) - 1.0) > 1e-6
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"the policy's probabilities for observation {mdp.observations[i]} are "
+            f"{probs[i].tolist()}; they must be >= 0 and sum to 1"
+        )
+    return probs / probs.sum(axis=1, keepdims=True)  # round-off only: the check above holds
+
+
+def _model_probabilities(model, mdp: TabularMDP, obs_transform) -> np.ndarray:
+    """An SB3 model's action probabilities (its categorical distribution) at every state."""
+    policy = getattr(model, "policy", None)
+    if policy is None or not hasattr(policy, "get_distribution"):
+        raise TypeError(
+            "deterministic=False needs an SB3 model whose policy has get_distribution "
+            f"(PPO, MaskablePPO, A2C); got {type(model).__name__}"
+        )
+    import torch
+
+    batch = _observation_batch(mdp, obs_transform)
+    if obs_transform is None:
+        _check_observation_space(model, mdp)
+    takes_masks = "action_masks" in inspect.signature(policy.get_distribution).parameters
+    chunks = []
+    with torch.no_grad():
+        for lo in range(0, len(batch), PREDICT_BATCH):
+            obs, _ = policy.obs_to_tensor(batch[lo : lo + PREDICT_BATCH])
+            extra = {"action_masks": mdp.legal[lo : lo + PREDICT_BATCH]} if takes_masks else {}
+            distribution = policy.get_distribution(obs, **extra).distribution
+            chunks.append(distribution.probs.cpu().numpy().astype(float))
+    return _checked_probabilities(np.concatenate(chunks), mdp)
 
 
 def score_actions(actions: np.ndarray, mdp: TabularMDP, optimum: Solution) -> Evaluation:
     """The exact score of taking `actions[i]` in state i of `mdp` (a sparse linear solve)."""
     start = time.perf_counter()
     values = evaluate_linear(mdp, actions)
+    visits = occupancy(mdp, actions)  # the same factorisation, solved the other way
+    rows = np.arange(mdp.num_states)
+    good = optimal_action_mask(optimum.q, mdp.legal)[rows, actions]
+    given_up = optimum.state_values - _all_q(optimum, mdp)[rows, actions]
+    return _evaluation(values, visits, given_up, good, actions, None, mdp, optimum, start)
+
+
+def score_probabilities(probs: np.ndarray, mdp: TabularMDP, optimum: Solution) -> Evaluation:
+    """The exact score of a stochastic policy, `probs[i, a]` the probability of action a in
+    state i of `mdp` (a sparse linear solve of the policy's averaged transitions)."""
+    start = time.perf_counter()
+    values, visits = evaluate_stochastic(mdp, probs)
+    good = (probs * optimal_action_mask(optimum.q, mdp.legal)).sum(axis=1)
+    given_up = optimum.state_values - (probs * _all_q(optimum, mdp)).sum(axis=1)
+    actions = probs.argmax(axis=1)
+    return _evaluation(values, visits, given_up, good, actions, probs, mdp, optimum, start)
+
+
+def _all_q(optimum: Solution, mdp: TabularMDP) -> np.ndarray:
+    """Q* of every action, illegal ones included (they play as the rules say), kept."""
+    cached = getattr(optimum, "_all_actions_q", None)
+    if cached is None:
+        cached = q_from_values(mdp, optimum.state_values)
+        optimum._all_actions_q = cached
+    return cached
+
+
+def _evaluation(values, visits, given_up, good, actions, probs, mdp, optimum, start) -> Evaluation:
     value = float(mdp.initial @ values)
-    visits = optimum.visits()
-    good = optimal_action_mask(optimum.q, mdp.legal)[np.arange(mdp.num_states), actions]
-    agreement = float(visits @ good / visits.sum()) if visits.sum() > 0 else 1.0
+    optimal_visits = optimum.visits()
+    total = optimal_visits.sum()
+    agreement = float(optimal_visits @ good / total) if total > 0 else 1.0
     gap = optimum.value - value
     scale = abs(optimum.value)
     return Evaluation(
@@ -304,4 +437,7 @@ def score_actions(actions: np.ndarray, mdp: TabularMDP, optimum: Solution) -> Ev
         seconds=time.perf_counter() - start,
         state_values=values,
         actions=actions,
+        visits=visits,
+        losses=visits * given_up,
+        probabilities=probs,
     )

@@ -272,6 +272,38 @@ def evaluate_linear(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
     return values
 
 
+def stochastic_system(mdp: TabularMDP, probs: np.ndarray) -> tuple[PolicySystem, np.ndarray]:
+    """I - P for action probabilities `probs` (n, actions), and the expected rewards r."""
+    n, num_actions = mdp.num_states, mdp.num_actions
+    weights = sp.csr_matrix(
+        (
+            probs.reshape(-1),
+            np.arange(n * num_actions),
+            np.arange(0, n * num_actions + 1, num_actions),
+        ),
+        shape=(n, n * num_actions),
+    )
+    matrix = (weights @ mdp.live_matrix)[:, :n].tocsr()
+    matrix.eliminate_zeros()
+    rewards = (probs * mdp.expected_rewards).sum(axis=1)
+    if n == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return PolicySystem(sp.csr_matrix((0, 0)), empty, empty), rewards
+    return PolicySystem.of_matrix(matrix), rewards
+
+
+def evaluate_stochastic(mdp: TabularMDP, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact values of a stochastic policy, and its expected visits of every state from the
+    start: (I - P_pi) v = r_pi and (I - P_pi)^T d = start. Raises ValueError if the policy
+    can cycle forever."""
+    system, rewards = stochastic_system(mdp, probs)
+    values = system.solve(rewards)
+    visits = system.solve(mdp.initial, transpose=True)
+    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(visits))):
+        raise ValueError("the policy never ends the game from some state (singular system)")
+    return values, visits
+
+
 def occupancy(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
     """Expected number of visits to each state under a deterministic policy from the start."""
     return _factor(mdp, actions).solve(mdp.initial, transpose=True)
