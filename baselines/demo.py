@@ -663,6 +663,11 @@ EXPLOITABILITY_CASES = (
 ALWAYS_ROLL_GOALS = (20, 30, 38, 39, 40, 50, 100)
 
 
+def _exploitability_cell(value: float) -> str:
+    # Below a millionth the digits are round-off; show it as it is.
+    return f"{value:.6f}" if abs(value) >= 5e-7 else f"{value:.1e}"
+
+
 def exploitability_section() -> str:
     """The named policies of every two-player game, scored by exact exploitability."""
     rows = []
@@ -673,8 +678,7 @@ def exploitability_section() -> str:
                 [
                     f"`{env_id}` ({', '.join(f'{k}={v}' for k, v in kwargs.items())})",
                     name,
-                    # Below a millionth the digits are round-off; show it as it is.
-                    f"{score.value:.6f}" if abs(score.value) >= 5e-7 else f"{score.value:.1e}",
+                    _exploitability_cell(score.value),
                     f"{score.best_response_value:.6f}",
                     f"{score.seconds:.2f}",
                 ]
@@ -684,8 +688,9 @@ def exploitability_section() -> str:
     for goal in ALWAYS_ROLL_GOALS:
         table = np.ones((goal + 1, goal + 1, goal), dtype=np.int64)
         score = baselines.exploitability(table, "dice_envs/Pig-v0", goal=goal)
-        always.append([f"`dice_envs/Pig-v0` (goal={goal})", "always roll", f"{score.value:.6f}"
-                       if abs(score.value) >= 5e-7 else f"{score.value:.1e}"])  # fmt: skip
+        always.append(
+            [f"`dice_envs/Pig-v0` (goal={goal})", "always roll", _exploitability_cell(score.value)]
+        )
     return (
         "`baselines.exploitability(policy, env_id, **kwargs)`: the best response's win "
         "probability against the policy (playing either seat, a coin flip for the first move) "

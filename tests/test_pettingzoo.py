@@ -203,6 +203,13 @@ def test_render_ansi_and_rgb_frames_of_one_size():
         frames.step(None if termination or truncation else 4)
         shapes.add(frames.render().shape)
     assert len(shapes) == 1 and shapes.pop()[2] == 3
+    # The frame draws each player's last-turn dice: forgetting player_0's changes it.
+    frames.reset(seed=2)
+    frames.step(4)  # player_0 throws five dice
+    assert frames.thrown[0] == frames.infos["player_0"]["rolls"] and len(frames.thrown[0]) == 5
+    drawn = frames.render()
+    frames.thrown[0] = []
+    assert not np.array_equal(drawn, frames.render())
     assert env("pig").render() is None
 
 

@@ -10,7 +10,13 @@ import numpy as np
 
 import baselines
 import dice_envs  # noqa: F401  (registers the ids)
+from baselines.exploitability import observation_grid
 from training.streams import RunStreams, seed_env
+
+
+def game_arguments(env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A two-player env's arguments that are the game's own: without the fixed opponent's."""
+    return {k: v for k, v in env_kwargs.items() if k not in ("opponent", "agent_starts")}
 
 
 class ExactScorer:
@@ -25,9 +31,7 @@ class ExactScorer:
         self._env = gym.make(env_id, **env_kwargs).unwrapped
         # A two-player game: the game itself, and its arguments without the opponent's.
         self.game = getattr(self.mdp.model, "model", None)
-        self.game_kwargs = {
-            k: v for k, v in env_kwargs.items() if k not in ("opponent", "agent_starts")
-        }
+        self.game_kwargs = game_arguments(env_kwargs)
         self._grid = None
 
     @property
@@ -35,10 +39,8 @@ class ExactScorer:
         """Every observation of a two-player game's grid (rows) and its legal actions, as the
         mover sees them."""
         if self._grid is None:
-            nvec = tuple(self.game.observation_nvec)
-            observations = np.indices(nvec).reshape(len(nvec), -1).T.astype(np.int64)
-            legal = self.game.batch_legal(self.game.batch_state_of(observations, 0))
-            self._grid = (observations, legal)
+            grid = observation_grid(self.game)
+            self._grid = (grid.observation_array, grid.legal)
         return self._grid
 
     def exploitability(self, policy) -> float:

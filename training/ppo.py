@@ -337,11 +337,14 @@ class SelfPlayPPOAgent(PPOAgent):
 
     def _use_opponent(self, opponent: np.ndarray) -> None:
         """Train against `opponent` from now on: a new vector env whose dice continue."""
+        self._build_env(opponent)
+        self.model.set_env(self.env)  # and the next learn starts new games
+
+    def _build_env(self, opponent: np.ndarray) -> None:
         dice = self._native().np_random
         self.opponent = opponent
         self.env = make_vec_env(self._with_opponent(self.config, opponent), self.streams)
         self._native().np_random = dice
-        self.model.set_env(self.env)  # and the next learn starts new games
 
     def greedy_table(self) -> np.ndarray:
         """The greedy action at every observation of the grid, as the mover sees it."""
@@ -385,11 +388,8 @@ class SelfPlayPPOAgent(PPOAgent):
     def restore(self, state: dict[str, Any]) -> None:
         self.pool = [table.copy() for table in state["pool"]]
         self.pool_rng.bit_generator.state = state["pool_rng"]
-        dice = self._native().np_random
-        self.opponent = state["opponent"]
-        self.env = make_vec_env(self._with_opponent(self.config, self.opponent), self.streams)
-        self._native().np_random = dice
-        super().restore(state)
+        self._build_env(state["opponent"])
+        super().restore(state)  # loads the model onto the new env
 
 
 def _progress_on_budget(model, num_timesteps: int, _interval_end: int, total: int) -> None:

@@ -25,6 +25,7 @@ from matplotlib.ticker import FuncFormatter
 import baselines
 from baselines.heuristics import HEURISTICS, heuristic
 from baselines.readme import replace_section
+from training.evaluation import game_arguments
 from training.runs import (
     atomic_write_json,
     planned_runs,
@@ -133,11 +134,6 @@ def results_table(groups: dict[Path, dict[str, Any]]) -> str:
 
 
 ZERO = 1e-12  # an exploitability this small is 0 up to round-off (exact optima give +-1e-16)
-
-
-def _game_arguments(config: dict[str, Any]) -> dict[str, Any]:
-    """The game's own arguments: without the opponent of the single-agent env."""
-    return {k: v for k, v in config["env_kwargs"].items() if k not in ("opponent", "agent_starts")}
 
 
 def _exploitable(groups: dict[Path, dict[str, Any]]) -> dict[Path, dict[str, Any]]:
@@ -288,7 +284,9 @@ def build_report(
         kwargs = group["config"]["env_kwargs"]
         name = path.parent.name
         if len(settings[name]) > 1:
-            name += "_" + "_".join(f"{k}{v}" for k, v in _game_arguments(group["config"]).items())
+            name += "_" + "_".join(
+                f"{k}{v}" for k, v in game_arguments(group["config"]["env_kwargs"]).items()
+            )
         by_game[name][path] = group["results"]
     for game, paths in by_game.items():
         kwargs = groups[next(iter(paths))]["config"]["env_kwargs"]
@@ -301,13 +299,15 @@ def build_report(
         by_exploit_game: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
         titles: dict[str, str] = {}
         for path, group in exploitable.items():
-            kwargs = _game_arguments(group["config"])
+            kwargs = game_arguments(group["config"]["env_kwargs"])
             slug = "_".join([path.parent.name, *(f"{k}{v}" for k, v in kwargs.items())])
             by_exploit_game[slug][path] = group["results"]
             titles[slug] = f"{path.parent.name} ({_kwargs_text(kwargs)})"
         for slug, paths in by_exploit_game.items():
             config = groups[next(iter(paths))]["config"]
-            references = _reference_exploitability(config["env_id"], _game_arguments(config))
+            references = _reference_exploitability(
+                config["env_id"], game_arguments(config["env_kwargs"])
+            )
             against = {path: _trained_against(groups[path]["config"], short=True) for path in paths}
             _plot_exploitability(
                 titles[slug], budget, paths, out / f"{slug}_exploitability.png", references, against

@@ -210,6 +210,14 @@ def _probability_table(table: np.ndarray, nvec: tuple[int, ...], actions: int) -
     )
 
 
+def _game_parameter(view, name: str):
+    """A view's `__getattr__`: the wrapped game's own public attributes (goal, sides, ...)."""
+    model = view.__dict__.get("model")
+    if model is not None and name in vars(model) and not name.startswith("_"):
+        return vars(model)[name]
+    raise AttributeError(name)
+
+
 class Fold:
     """A two-player model against a fixed opponent, as a single-agent `GameModel`.
 
@@ -274,12 +282,7 @@ class Fold:
         opponent = self.opponent if isinstance(self.opponent, str) else self.opponent_policy.name
         return f"{self.model!r} vs {opponent}, agent_starts={self.agent_starts}"
 
-    def __getattr__(self, name: str):
-        # The game's own parameters (goal, sides, ...) read through the fold.
-        model = self.__dict__.get("model")
-        if model is not None and name in vars(model) and not name.startswith("_"):
-            return vars(model)[name]
-        raise AttributeError(name)
+    __getattr__ = _game_parameter  # the game's own parameters (goal, sides, ...) read through
 
     # -- the single-agent model --------------------------------------------------------------
     def _initial_states(self) -> list[tuple[float, State]]:
@@ -664,11 +667,7 @@ class MoverView:
     def __repr__(self) -> str:
         return f"MoverView({self.model!r})"
 
-    def __getattr__(self, name: str):
-        model = self.__dict__.get("model")
-        if model is not None and name in vars(model) and not name.startswith("_"):
-            return vars(model)[name]
-        raise AttributeError(name)
+    __getattr__ = _game_parameter
 
     def initial_states(self) -> list[tuple[float, State]]:
         return self.model.initial_states() if self._starts is None else list(self._starts)
