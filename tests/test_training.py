@@ -16,23 +16,37 @@ from training_helpers import CONFIGS, ROOT, TINY_PPO, small, tiny_ppo
 
 from dice_envs import ENV_IDS
 from training.config import load_config
-from training.runs import run_dir
+from training.runs import planned_runs, run_dir
 from training.train import Progress, run
 
 
-def test_every_config_loads_for_both_budgets():
+def test_every_config_loads_for_its_budgets():
     paths = sorted(CONFIGS.glob("*/*.yaml"))
-    # Every game has qlearning.yaml and ppo.yaml; Pig also its self-play configs.
-    assert {p.stem for p in paths} == {"qlearning", "ppo", "selfplay_qlearning", "selfplay_ppo"}
+    # Every game has qlearning.yaml and ppo.yaml; Pig also its self-play configs; the default
+    # games (Pig to 100, d20 with 100 rounds) configs of the full budget only.
+    defaults = {"qlearning_goal100", "ppo_goal100", "qlearning_rounds100", "ppo_rounds100"}
+    assert {p.stem for p in paths} == {
+        "qlearning", "ppo", "selfplay_qlearning", "selfplay_ppo", *defaults
+    }  # fmt: skip
     assert {p.parent.name for p in paths if p.stem.startswith("selfplay")} == {"pig"}
+    full_only = {p for p in paths if p.stem in defaults}
     algos_by_id: dict[str, set[str]] = {}
     for path in paths:
-        for budget in ("quick", "full"):
+        for budget in ("full",) if path in full_only else ("quick", "full"):
             config = load_config(path, budget)
             assert config["timesteps"] >= config["eval_every"] > 0 and config["seeds"]
         algos_by_id.setdefault(config["env_id"], set()).add(config["algo"])
     # Every registered game is trained by both algorithms.
     assert algos_by_id == {env_id: {"qlearning", "ppo"} for env_id in ENV_IDS}
+    # The default games plan no quick run: `make demo` stays short.
+    quick = {path for path, _, _ in planned_runs(CONFIGS, "quick")}
+    assert quick == set(paths) - full_only
+    full = {path for path, _, _ in planned_runs(CONFIGS, "full")}
+    assert full == set(paths)
+    pig100 = load_config(CONFIGS / "pig" / "ppo_goal100.yaml", "full")
+    assert pig100["env_kwargs"] == {"goal": 100, "opponent": "hold-at-20"}
+    d20 = load_config(CONFIGS / "d20_rounds" / "qlearning_rounds100.yaml", "full")
+    assert d20["env_kwargs"] == {"rounds": 100}
 
 
 @pytest.mark.parametrize("n_envs", [1, 512])

@@ -115,16 +115,31 @@ class ConfigError(ValueError):
     """A config that can not run; the message names the key."""
 
 
-def load_config(path: str | Path, budget: str = "quick") -> dict[str, Any]:
-    """Read, check and resolve a config for one budget (its keys merged in)."""
-    path = Path(path)
+def _read_yaml(path: Path) -> Any:
     try:
-        raw = yaml.safe_load(path.read_text())
+        return yaml.safe_load(path.read_text())
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
     except yaml.YAMLError as error:
         raise ConfigError(f"{path}: not valid YAML: {_yaml_problem(error)}") from None
-    return resolve_config(raw, budget, source=str(path))
+
+
+def load_config(path: str | Path, budget: str = "quick") -> dict[str, Any]:
+    """Read, check and resolve a config for one budget (its keys merged in)."""
+    path = Path(path)
+    return resolve_config(_read_yaml(path), budget, source=str(path))
+
+
+def has_budget(path: str | Path, budget: str) -> bool:
+    """Whether the config at `path` defines `budget`; a config without it is still checked
+    whole (with a budget it has), so a broken config is never skipped silently."""
+    path = Path(path)
+    raw = _read_yaml(path)
+    budgets = raw.get("budgets") if isinstance(raw, dict) else None
+    if isinstance(budgets, dict) and budgets and budget not in budgets:
+        resolve_config(raw, next(iter(budgets)), source=str(path))
+        return False
+    return True
 
 
 def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> dict[str, Any]:

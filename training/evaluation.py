@@ -56,6 +56,13 @@ class ExactScorer:
         result["mc_mean"], result["mc_stderr"] = self.monte_carlo(actions)
         return result
 
+    def score_stochastic(self, probabilities: np.ndarray) -> dict[str, float]:
+        """Exact value, gap, relative gap and agreement of action probabilities per MDP state
+        (the policy a PPO agent plays), under keys prefixed `stochastic_`."""
+        evaluation = baselines.score_probabilities(probabilities, self.mdp, self.optimum)
+        keys = ("value", "gap", "relative_gap", "agreement")
+        return {f"stochastic_{key}": getattr(evaluation, key) for key in keys}
+
     def monte_carlo(self, actions: np.ndarray) -> tuple[float, float]:
         """Mean return (and its standard error) of `episodes` episodes; every call plays the
         same dice (the run's evaluation stream from its start), so points compare."""

@@ -249,6 +249,23 @@ class PPOAgent:
     def predictor(self) -> Predictor:
         return Predictor(self.model, self.scale, self.masked)
 
+    def probabilities(self, mdp) -> np.ndarray:
+        """The action probabilities the policy plays (not its greedy action) in every state of
+        `mdp`, read from its action distribution, masked as it was trained."""
+        import baselines
+
+        scale = self.scale
+        if scale is None:
+            transform = None
+        else:
+
+            def transform(obs):
+                return np.asarray(obs, np.float32).reshape(-1, len(scale)) / scale
+
+        return baselines.policy_probabilities(
+            self.model, mdp, obs_transform=transform, deterministic=False
+        )
+
     def checkpoint_state(self) -> dict[str, Any]:
         """Everything a resume needs, taken at a rollout start."""
         buffer = io.BytesIO()

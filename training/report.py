@@ -12,6 +12,7 @@ missing. With `--out docs/training` it also rewrites the README's training secti
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections import defaultdict
@@ -20,12 +21,18 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import FuncFormatter
 
 import baselines
 from baselines.heuristics import HEURISTICS, heuristic
 from baselines.readme import replace_section
 from training.evaluation import game_arguments
+from training.plots import (
+    episodes_to_resolve,
+    plot_losses,
+    plot_monte_carlo,
+    plot_training,
+    steps_formatter,
+)
 from training.runs import (
     atomic_write_json,
     planned_runs,
@@ -71,6 +78,7 @@ def collect(configs, budget: str, runs, games=None) -> dict[Path, dict[str, Any]
             continue
         result["curve"] = json.loads((directory / "curve.json").read_text())
         result["timing"] = read_json(directory / "timing.json", {})
+        result["directory"] = str(directory)
         group["results"].append(result)
     if missing:
         raise ReportError(
@@ -84,6 +92,20 @@ def _label(path: Path, result: dict) -> str:
     """The agent's name; the config's name too when it is not just the algorithm."""
     name = result["agent"]
     return name if path.stem == result["algo"] else f"{name} ({path.stem})"
+
+
+@functools.cache
+def _heuristic_scores(env_id: str, kwargs_json: str) -> dict[str, Any]:
+    """The exact score of each of the game's named heuristics, by name."""
+    kwargs = json.loads(kwargs_json)
+    return {
+        name: baselines.evaluate(heuristic(env_id, name, **kwargs), env_id, **kwargs)
+        for name in HEURISTICS.get(env_id, (None, None, []))[2]
+    }
+
+
+def heuristic_scores(env_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    return _heuristic_scores(env_id, json.dumps(kwargs, sort_keys=True))
 
 
 def results_table(groups: dict[Path, dict[str, Any]]) -> str:
@@ -115,8 +137,21 @@ def results_table(groups: dict[Path, dict[str, Any]]) -> str:
                     "; ".join(f"{r['mc_mean']:.4g} ± {r['mc_stderr']:.2g}" for r in results),
                 ]
             )
-        for policy_name in HEURISTICS.get(env_id, (None, None, []))[2]:
-            score = baselines.evaluate(heuristic(env_id, policy_name, **kwargs), env_id, **kwargs)
+            if "stochastic_value" in results[0]:
+                rows.append(
+                    [
+                        where,
+                        f"{_label(path, results[0])}, {len(results)} seeds, stochastic policy",
+                        f"{results[0]['optimal_value']:.6g}",
+                        _spread([r["stochastic_value"] for r in results]),
+                        _spread([r["stochastic_gap"] for r in results]),
+                        _spread([100 * r["stochastic_relative_gap"] for r in results]) + " %",
+                        _spread([100 * r["stochastic_agreement"] for r in results]) + " %",
+                        f"{int(np.mean([r['steps'] for r in results])):,}",
+                        "",
+                    ]
+                )
+        for policy_name, score in heuristic_scores(env_id, kwargs).items():
             rows.append(
                 [
                     where,
@@ -257,6 +292,103 @@ def _budget_lines(groups: dict[Path, dict[str, Any]], budget: str) -> list[str]:
     return lines
 
 
+def _game_title(config: dict[str, Any]) -> str:
+    """The env id and every argument the agent trained with, as a figure title."""
+    return f"{config['env_id'].split('/')[-1]} ({_kwargs_text(config['env_kwargs'])})"
+
+
+def _final_actions(directory: Path) -> np.ndarray | None:
+    path = directory / "actions.npy"
+    return np.load(path, allow_pickle=False) if path.exists() else None
+
+
+def _config_label(config: tuple[int, int, int]) -> str:
+    """A Ten Thousand configuration (fives, ones, triple face) in words."""
+    fives, ones, triple = config
+    if config == (0, 0, 0):
+        return "nothing scored yet (start or hot dice)"
+    words = [f"{fives} five{'s' * (fives != 1)}", f"{ones} one{'s' * (ones != 1)}"]
+    return ", ".join(words) + (f", three {triple}s" if triple else "")
+
+
+def _loss_figures(groups, by_game, titles, budget: str, out: Path) -> str:
+    """Per game and arguments, where each agent's final greedy policy loses its gap (mean
+    over seeds of `Evaluation.losses`, which sum to the gap), from the saved actions."""
+    lines = []
+    for game, paths in by_game.items():
+        config = groups[next(iter(paths))]["config"]
+        env_id, kwargs = config["env_id"], config["env_kwargs"]
+        mdp, optimum = baselines.enumerated(env_id, **kwargs)
+        panels, gaps = {}, {}
+        for path, results in paths.items():
+            losses = []
+            for result in results:
+                actions = _final_actions(Path(result["directory"]))
+                if actions is None:
+                    break
+                losses.append(baselines.score_actions(actions, mdp, optimum).losses)
+            else:
+                label = _label(path, results[0])
+                panels[label] = np.mean(losses, axis=0)
+                gaps[label] = float(np.mean([r["gap"] for r in results]))
+        if not panels:
+            continue
+        model = mdp.model
+        names = tuple(getattr(model, "observation_names", None) or ())
+        if len(names) != mdp.observation_array.shape[1]:
+            names = tuple(f"observation[{i}]" for i in range(mdp.observation_array.shape[1]))
+        labels = None
+        if env_id == "dice_envs/TenThousand-v0":
+            from dice_envs.games.ten_thousand import CONFIGS
+
+            labels = [_config_label(config) for config in CONFIGS]
+        plot_losses(
+            f"{titles[game]}, {budget} budget: where the final greedy policy loses its gap "
+            "(mean over seeds)",
+            names, mdp.observation_array, panels, gaps, out / f"{game}_losses.png", labels,
+        )  # fmt: skip
+        lines.append(f"![{titles[game]}: where the agents lose their gap]({game}_losses.png)")
+    if not lines:
+        return "No run saved its final actions (runs older than package version 0.3.0)."
+    return (
+        "Per state, the agent's expected visits times the value its action gives up there "
+        "(V* - Q* of that action): the cells of each panel sum to the agent's gap "
+        "(`Evaluation.losses`), recomputed from each run's final greedy actions "
+        "(`actions.npy`).\n\n" + "\n".join(lines)
+    )
+
+
+def _monte_carlo_figure(groups, by_game, titles, budget: str, out: Path) -> str:
+    """What Monte Carlo evaluation would have needed to see the exact gaps."""
+    needed, example = [], None
+    for game, paths in by_game.items():
+        for path, results in paths.items():
+            episodes = groups[path]["config"]["evaluation"]["episodes"]
+            if episodes < 2:
+                continue
+            # The example run: the first Pig config's (the game a reader knows), else the first.
+            candidate = (titles[game], groups[path]["config"], results)
+            if example is None or (path.parent.name == "pig" and not example[0].startswith("Pig")):
+                example = candidate
+            median = sorted(results, key=lambda r: r["gap"])[len(results) // 2]
+            sd = median["mc_stderr"] * np.sqrt(episodes)
+            label = f"{titles[game]}: {_label(path, results[0])}"
+            needed.append((label, episodes_to_resolve(median["gap"], sd), episodes))
+    if example is None:
+        return "No config plays Monte Carlo episodes."
+    plot_monte_carlo(example, needed, budget, out / "monte_carlo.png")
+    finite = [n for _, n, _ in needed if np.isfinite(n)]
+    beyond = sum(n > played for _, n, played in needed)
+    return (
+        f"Each evaluation point also played seeded episodes. Their mean's 95 % interval is "
+        f"wider than the agent's exact gap for {beyond} of the {len(needed)} configs here: "
+        f"Monte Carlo with those episodes could not have told these agents from optimal. "
+        f"Seeing each final gap would take from {min(finite):,.0f} to {max(finite):,.0f} "
+        f"episodes (the median seed of each config).\n\n"
+        "![Monte Carlo against exact evaluation](monte_carlo.png)"
+    )
+
+
 def build_report(
     configs: str | Path = "configs",
     budget: str = "quick",
@@ -288,21 +420,29 @@ def build_report(
                 f"{k}{v}" for k, v in game_arguments(group["config"]["env_kwargs"]).items()
             )
         by_game[name][path] = group["results"]
+    titles = {}
     for game, paths in by_game.items():
-        kwargs = groups[next(iter(paths))]["config"]["env_kwargs"]
-        title = f"{next(iter(paths)).parent.name} ({_kwargs_text(kwargs)})"
-        _plot_game(title, budget, paths, out / f"{game}.png")
+        config = groups[next(iter(paths))]["config"]
+        titles[game] = _game_title(config)
+        references = {
+            f"heuristic {name}": (score.relative_gap, score.agreement)
+            for name, score in heuristic_scores(config["env_id"], config["env_kwargs"]).items()
+        }
+        series = {_label(path, results[0]): results for path, results in paths.items()}
+        plot_training(titles[game], budget, series, references, out / f"{game}.png")
+    loss_text = _loss_figures(groups, by_game, titles, budget, out)
+    monte_carlo_text = _monte_carlo_figure(groups, by_game, titles, budget, out)
     exploitable = _exploitable(groups)
     exploit_text = ""
     if exploitable:
         # One figure per game and arguments: exploitability compares only within one game.
         by_exploit_game: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
-        titles: dict[str, str] = {}
+        exploit_titles: dict[str, str] = {}
         for path, group in exploitable.items():
             kwargs = game_arguments(group["config"]["env_kwargs"])
             slug = "_".join([path.parent.name, *(f"{k}{v}" for k, v in kwargs.items())])
             by_exploit_game[slug][path] = group["results"]
-            titles[slug] = f"{path.parent.name} ({_kwargs_text(kwargs)})"
+            exploit_titles[slug] = f"{path.parent.name} ({_kwargs_text(kwargs)})"
         for slug, paths in by_exploit_game.items():
             config = groups[next(iter(paths))]["config"]
             references = _reference_exploitability(
@@ -310,11 +450,16 @@ def build_report(
             )
             against = {path: _trained_against(groups[path]["config"], short=True) for path in paths}
             _plot_exploitability(
-                titles[slug], budget, paths, out / f"{slug}_exploitability.png", references, against
+                exploit_titles[slug],
+                budget,
+                paths,
+                out / f"{slug}_exploitability.png",
+                references,
+                against,
             )
         exploit_plots = "\n".join(
-            f"![{titles[slug]}: exact exploitability against steps]({slug}_exploitability.png)"
-            for slug in by_exploit_game
+            f"![{title}: exact exploitability against steps]({slug}_exploitability.png)"
+            for slug, title in exploit_titles.items()
         )
         exploit_text = (
             "Exploitability is exact: the best response to the agent's greedy policy (its play "
@@ -342,7 +487,10 @@ def build_report(
         f"`make demo` reproduces this table digit for digit on this machine; other versions, "
         f"or another CPU, may differ in the last digits or more."
     )
-    plots = "\n".join(f"![{game}: relative gap against steps]({game}.png)" for game in by_game)
+    plots = "\n".join(
+        f"![{titles[game]}: relative gap and agreement against steps]({game}.png)"
+        for game in by_game
+    )
     sweeps = _sweep_lines(out)
     timing_text = (
         "Measured on this machine (2 cores; times differ from run to run, unlike every other "
@@ -354,47 +502,20 @@ def build_report(
     )
     (out / "report.md").write_text(
         f"# Training report (`{budget}` budget)\n\n{results_text}\n\n{table}\n\n{plots}\n\n"
+        f"## Monte Carlo against exact evaluation\n\n{monte_carlo_text}\n\n"
+        f"## Where the agents lose their gap\n\n{loss_text}\n\n"
         f"{exploit_section}## Time\n\n{timing_text}\n"
     )
     if out == README_OUT:
         readme_plots = plots.replace("](", f"]({README_OUT}/")
-        replace_section("training", f"{results_text}\n\n{table}\n\n{readme_plots}")
+        readme_mc = monte_carlo_text.replace("](", f"]({README_OUT}/")
+        replace_section("training", f"{results_text}\n\n{table}\n\n{readme_plots}\n\n{readme_mc}")
         replace_section("training-timing", timing_text)
         if exploit_text:
             replace_section(
                 "training-exploitability", exploit_text.replace("](", f"]({README_OUT}/")
             )
     return table
-
-
-def _plot_game(game: str, budget: str, by_path: dict[Path, list[dict]], path: Path) -> None:
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for config_path, results in by_path.items():
-        steps = np.array([p["steps"] for p in results[0]["curve"]])
-        length = min(len(r["curve"]) for r in results)
-        gaps = np.array([[p["relative_gap"] for p in r["curve"][:length]] for r in results])
-        floor = 1e-5  # a gap of exactly 0 can not be drawn on a log axis
-        gaps = np.maximum(gaps, floor)
-        label = f"{_label(config_path, results[0])}: median of {len(results)} seeds"
-        line = ax.plot(steps[:length], np.median(gaps, axis=0), label=label)[0]
-        ax.fill_between(
-            steps[:length], gaps.min(axis=0), gaps.max(axis=0), alpha=0.2, color=line.get_color()
-        )
-    ax.axhline(0.01, color="0.5", ls=":", lw=1, label="1 % gap")
-    ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(
-        FuncFormatter(lambda x, _: f"{x / 1e6:g}M" if x >= 1e6 else f"{x / 1e3:g}k" if x else "0")
-    )
-    ax.set(
-        xlabel="environment steps",
-        ylabel="relative gap to the optimum (exact)",
-        title=f"{game}, {budget} budget\nband = min..max over seeds; gaps below 1e-5 drawn at 1e-5",
-    )
-    ax.title.set_fontsize(9)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 SYMLOG_LINEAR = 1e-3  # exploitability axis: linear below this, so that 0 is drawn as 0
@@ -462,11 +583,7 @@ def _plot_exploitability(
             ax.axhline(max(value, 0.0), color=color, lw=1.2, ls=ls, label=f"{label}: {value:.3g}")
         ax.set_yscale("symlog", linthresh=SYMLOG_LINEAR)
         ax.set_ylim(bottom=0.0, top=0.5)
-        ax.xaxis.set_major_formatter(
-            FuncFormatter(
-                lambda x, _: f"{x / 1e6:g}M" if x >= 1e6 else f"{x / 1e3:g}k" if x else "0"
-            )
-        )
+        ax.xaxis.set_major_formatter(steps_formatter())
         ax.set(xlabel="environment steps", title=algo)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     axes[0][0].set_ylabel("exploitability (exact, win probability)")

@@ -190,11 +190,17 @@ def config_paths(configs: str | Path, games: list[str] | None = None) -> list[Pa
 def planned_runs(
     configs: str | Path, budget: str, games: list[str] | None = None
 ) -> list[tuple[Path, dict[str, Any], int]]:
-    """(config path, resolved config, seed) of every run the configs define for `budget`."""
-    from training.config import load_config
+    """(config path, resolved config, seed) of every run the configs define for `budget`.
+
+    A config without an entry for `budget` plans no run of it: the default games (Pig to 100,
+    100 rounds of D20) are trained at the full budget only, which keeps `make demo` short.
+    """
+    from training.config import has_budget, load_config
 
     planned = []
     for path in config_paths(configs, games):
+        if not has_budget(path, budget):
+            continue
         config = load_config(path, budget)
         planned += [(path, config, seed) for seed in config["seeds"]]
     return planned

@@ -11,6 +11,7 @@ is a new run.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import pickle
 import sys
@@ -197,6 +198,8 @@ def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dic
     def evaluate() -> None:
         start = time.perf_counter()
         point = scorer.score(_greedy(agent, scorer))
+        if hasattr(agent, "probabilities"):
+            point.update(scorer.score_stochastic(agent.probabilities(scorer.mdp)))
         if config["evaluation"].get("exploitability"):
             point["exploitability"] = scorer.exploitability(_grid_policy(agent, scorer))
         point["steps"] = agent.step
@@ -254,10 +257,19 @@ def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dic
     agent.save_policy(
         directory / ("policy_q.npy" if config["algo"] == "qlearning" else "policy.zip")
     )
+    # The final greedy action per state of the game's MDP (in `baselines.enumerated` order):
+    # the report rebuilds where the agent loses its gap from it, without SB3 or torch.
+    atomic_write_bytes(directory / "actions.npy", _npy(_greedy(agent, scorer)))
     atomic_write_json(timing_path, timing)
     atomic_write_json(directory / "result.json", result)
     checkpoint_path.unlink(missing_ok=True)  # the policy and result say everything now
     return {**result, **timing["final"]}
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, np.asarray(array, dtype=np.int16), allow_pickle=False)
+    return buffer.getvalue()
 
 
 class BarProgress(Progress):

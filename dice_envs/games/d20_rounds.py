@@ -54,6 +54,7 @@ class D20Rounds:
 
     num_actions = 2
     action_names = ("take", "reroll")
+    observation_names = ("rounds left", "face showing")
     picture_size = (1, 2)
 
     def __init__(self, rounds: int = 100, sides: int = 20, start_face: int = 1) -> None:

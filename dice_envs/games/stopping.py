@@ -56,6 +56,7 @@ class DieStopping:
 
     num_actions = 2
     action_names = ("stop", "roll")
+    observation_names = ("rolls left", "face showing")
     picture_size = (1, 2)
 
     def __init__(self, rolls: int = 5, sides: int = 6) -> None:
@@ -152,6 +153,7 @@ class RedBlackCards:
 
     num_actions = 2
     action_names = ("stop", "draw")
+    observation_names = ("red cards left", "black cards left")
     picture_size = (0, 3)
 
     def __init__(self, red: int = 26, black: int = 26) -> None:
@@ -263,6 +265,7 @@ class ChowRobbins:
 
     num_actions = 2
     action_names = ("stop", "toss")
+    observation_names = ("tosses", "heads")
     picture_size = (0, 3)
 
     def __init__(self, horizon: int = 100) -> None:

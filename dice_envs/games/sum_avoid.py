@@ -72,6 +72,7 @@ class SumAvoid:
 
     num_actions = 2
     action_names = ("stop", "roll")
+    observation_names = ("sum",)
     picture_size = (1, 2)
 
     def __init__(self, N: int = 10, sides: int = 6, max_sum: int | None = None) -> None:

@@ -172,6 +172,7 @@ class TenThousand:
 
     num_actions = len(ACTION_NAMES)
     action_names = ACTION_NAMES
+    observation_names = ("turn score", "configuration", "dice to roll")
     picture_size = (5, 3)
 
     def __init__(

@@ -248,6 +248,7 @@ class Fold:
         self.num_actions = model.num_actions
         self.action_names = model.action_names
         self.observation_nvec = model.observation_nvec
+        self.observation_names = getattr(model, "observation_names", None)
         self.face_probs = getattr(model, "face_probs", None)
         self._all_actions = tuple(range(model.num_actions))
         self._sampler = getattr(model, "sample_step", None)

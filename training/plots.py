@@ -1,0 +1,214 @@
+"""The training report's figures: gap and agreement curves, where the agents lose their gap,
+and what Monte Carlo evaluation would have needed to see it. Every figure is drawn from the
+saved runs (curves, final actions) and the game's exact model only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+# The relative-gap axis is symlog: linear below this, so that a gap of exactly 0 is drawn at 0.
+GAP_LINEAR_BELOW = 1e-4
+MARKERS = "osD^vP*X"
+REFERENCE_STYLES = [
+    (":", "0.3"),
+    ("--", "tab:brown"),
+    ("-.", "tab:purple"),
+    ((0, (5, 2, 1, 2)), "tab:olive"),
+    ((0, (1, 1)), "tab:gray"),
+    ((0, (3, 1)), "tab:pink"),
+]
+Z95 = 1.959964  # two-sided 95 % normal quantile
+
+
+def steps_formatter() -> FuncFormatter:
+    return FuncFormatter(
+        lambda x, _: f"{x / 1e6:g}M" if x >= 1e6 else f"{x / 1e3:g}k" if x else "0"
+    )
+
+
+def _curves(results: list[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
+    """Steps and a (seeds, points) array of `key`, cut to the shortest curve."""
+    length = min(len(r["curve"]) for r in results)
+    steps = np.array([p["steps"] for p in results[0]["curve"][:length]])
+    return steps, np.array([[p[key] for p in r["curve"][:length]] for r in results])
+
+
+def plot_training(
+    title: str,
+    budget: str,
+    series: dict[str, list[dict]],
+    references: dict[str, tuple[float, float]],
+    path: Path,
+) -> None:
+    """Relative gap (symlog, 0 drawn at 0) and agreement against steps: per agent the median
+    over seeds with a min..max band, its stochastic policy dashed where it has one, and the
+    game's heuristics as horizontal reference lines."""
+    fig, (gap_ax, agree_ax) = plt.subplots(1, 2, figsize=(12, 4.8))
+    for marker, (label, results) in zip(MARKERS, series.items(), strict=False):
+        for key, ax, scale in (("relative_gap", gap_ax, 100.0), ("agreement", agree_ax, 100.0)):
+            steps, values = _curves(results, key)
+            values = np.maximum(values * scale, 0.0)  # round-off gaps of -1e-16 are 0
+            every = max(1, len(steps) // 12)
+            line = ax.plot(
+                steps, np.median(values, axis=0), marker=marker, ms=4, markevery=every,
+                label=f"{label} (greedy): median of {len(results)} seeds",
+            )[0]  # fmt: skip
+            ax.fill_between(
+                steps, values.min(axis=0), values.max(axis=0), alpha=0.15, color=line.get_color()
+            )
+            stochastic = f"stochastic_{key}"
+            if stochastic in results[0]["curve"][-1]:
+                steps, values = _curves(results, stochastic)
+                ax.plot(
+                    steps, np.maximum(np.median(values * scale, axis=0), 0.0), ls="--",
+                    marker=marker, ms=4, mfc="none", markevery=every, color=line.get_color(),
+                    label=f"{label} (stochastic): median",
+                )  # fmt: skip
+    for (name, (gap, agreement)), (ls, color) in zip(
+        references.items(), REFERENCE_STYLES, strict=False
+    ):
+        gap_ax.axhline(max(100 * gap, 0.0), ls=ls, color=color, lw=1.2, label=name)
+        agree_ax.axhline(100 * agreement, ls=ls, color=color, lw=1.2, label=name)
+    gap_ax.set_yscale("symlog", linthresh=100 * GAP_LINEAR_BELOW, linscale=0.5)
+    highest = max([100 * gap for gap, _ in references.values()] + [1e-3]
+                  + [float(np.max(line.get_ydata())) for line in gap_ax.get_lines()])  # fmt: skip
+    gap_ax.set_ylim(0.0, 2 * highest)  # room above the highest curve on a log scale
+    gap_ax.set(xlabel="environment steps", ylabel="relative gap to the optimum (%, exact)")
+    gap_ax.set_title(
+        f"relative gap: symlog axis, linear below {100 * GAP_LINEAR_BELOW:g} % (0 = optimal)",
+        fontsize=9,
+    )
+    agree_ax.set(xlabel="environment steps", ylabel="agreement with optimal actions (%)")
+    agree_ax.set_title(
+        "agreement, weighted by how often optimal play visits each state", fontsize=9
+    )
+    agree_ax.set_ylim(top=100.5)
+    for ax in (gap_ax, agree_ax):
+        ax.xaxis.set_major_formatter(steps_formatter())
+        ax.grid(alpha=0.3)
+    handles, labels = gap_ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.suptitle(f"{title}, {budget} budget (band: min..max over seeds)", fontsize=10)
+    rows = (len(labels) + 1) // 2
+    fig.tight_layout(rect=(0, 0.035 * rows + 0.01, 1, 1))
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _integer_axis(axis) -> None:
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def plot_losses(
+    title: str,
+    names: tuple[str, ...],
+    observations: np.ndarray,
+    panels: dict[str, np.ndarray],
+    gaps: dict[str, float],
+    path: Path,
+    labels: list[str] | None = None,
+) -> None:
+    """Where each agent loses its gap: per panel, the losses (mean over seeds) summed onto the
+    first two observation components as a heat map with a colour bar, onto the only one as
+    bars, or onto `labels` (one per value of component 1, as Ten Thousand's configurations)
+    as the largest bars."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.8), squeeze=False)
+    for ax, (label, losses) in zip(axes[0], panels.items(), strict=True):
+        heading = f"{label}: gap {gaps[label]:.4g} (the cells sum to it)"
+        if labels is not None:
+            by_label = np.bincount(observations[:, 1], losses, minlength=len(labels))
+            top = [i for i in np.argsort(by_label)[::-1][:12] if by_label[i] > 0]
+            ax.barh(range(len(top))[::-1], by_label[top], color="tab:red")
+            ax.set_yticks(range(len(top))[::-1], [labels[i] for i in top], fontsize=7)
+            ax.set(
+                xlabel="value lost there", ylabel=f"{names[1]} of the last roll (the 12 largest)"
+            )
+        elif observations.shape[1] == 1:
+            ax.bar(observations[:, 0], losses, width=0.8, color="tab:red")
+            ax.set(xlabel=names[0], ylabel="value lost there")
+            _integer_axis(ax.xaxis)
+        else:
+            size = observations[:, :2].max(axis=0) + 1
+            grid = np.zeros(size)
+            np.add.at(grid, (observations[:, 0], observations[:, 1]), losses)
+            image = ax.imshow(
+                grid.T, origin="lower", cmap="magma_r", aspect="auto", interpolation="nearest"
+            )
+            rest = f" (summed over {', '.join(names[2:])})" if len(names) > 2 else ""
+            fig.colorbar(image, ax=ax, label=f"value lost there{rest}")
+            ax.set(xlabel=names[0], ylabel=names[1])
+            _integer_axis(ax.xaxis)
+            _integer_axis(ax.yaxis)
+        ax.set_title(heading, fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def episodes_to_resolve(gap: float, return_std: float) -> float:
+    """Episodes a Monte Carlo estimate needs for its 95 % interval's half-width to equal the
+    gap (so that the gap is seen at all): (1.96 sd / gap)^2; infinite for a gap of 0."""
+    if gap <= 0:
+        return float("inf")
+    return (Z95 * return_std / gap) ** 2
+
+
+def plot_monte_carlo(
+    example: tuple[str, dict[str, Any], list[dict]],
+    needed: list[tuple[str, float, int]],
+    budget: str,
+    path: Path,
+) -> None:
+    """Left: one run's exact value against its Monte Carlo estimates (95 % intervals) at every
+    evaluation point. Right: per agent, the episodes a Monte Carlo estimate would need to see
+    its final gap, against the episodes each evaluation point played."""
+    title, config, results = example
+    height = max(4.8, 0.22 * len(needed) + 1.5)
+    fig, (left, right) = plt.subplots(
+        1, 2, figsize=(13, height), gridspec_kw={"width_ratios": [1, 1.2]}
+    )
+    run = results[0]
+    steps = np.array([p["steps"] for p in run["curve"]])
+    exact = np.array([p["value"] for p in run["curve"]])
+    mc = np.array([p["mc_mean"] for p in run["curve"]])
+    half = Z95 * np.array([p["mc_stderr"] for p in run["curve"]])
+    left.plot(steps, exact, marker="o", ms=4, label="exact value (sparse linear solve)")
+    left.errorbar(
+        steps, mc, yerr=half, fmt="s", ms=3, capsize=2, color="tab:orange",
+        label=f"Monte Carlo, {config['evaluation']['episodes']} episodes, 95 % interval",
+    )  # fmt: skip
+    left.axhline(run["optimal_value"], color="k", ls="--", lw=1, label="optimum")
+    left.xaxis.set_major_formatter(steps_formatter())
+    left.set(xlabel="environment steps", ylabel="value of the greedy policy")
+    left.set_title(f"{title}: {run['agent']}, seed {run['seed']}", fontsize=9)
+    left.legend(fontsize=8)
+    left.grid(alpha=0.3)
+    finite = [(label, n, played) for label, n, played in needed if np.isfinite(n)]
+    ys = np.arange(len(finite))[::-1]
+    right.barh(ys, [n for _, n, _ in finite], color="tab:blue", label="episodes needed")
+    right.scatter(
+        [played for _, _, played in finite], ys, marker="|", s=120, color="tab:orange",
+        label="episodes played per evaluation point", zorder=3,
+    )  # fmt: skip
+    right.set_yticks(ys, [label for label, _, _ in finite], fontsize=7)
+    right.set_xscale("log")
+    right.set(xlabel="episodes (log axis)")
+    never = [label for label, n, _ in needed if not np.isfinite(n)]
+    extra = f"; gap exactly 0 (never resolvable): {', '.join(never)}" if never else ""
+    right.set_title(
+        "episodes for a 95 % Monte Carlo interval as narrow as the final gap\n"
+        f"(median seed; sd of a return estimated from its episodes){extra}",
+        fontsize=8,
+    )
+    right.legend(fontsize=8, loc="lower right")
+    right.grid(alpha=0.3, axis="x")
+    fig.suptitle(f"Monte Carlo against exact evaluation, {budget} budget", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
