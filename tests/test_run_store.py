@@ -16,13 +16,16 @@ import yaml
 from training_helpers import (
     CONFIGS,
     ROOT,
+    TINY_PPO,
     assert_complete_files,
     interrupt_sweep,
     small,
     write_configs,
 )
 
+import baselines
 import training.runs
+import training.train
 from training.config import load_config
 from training.report import ReportError, build_report
 from training.runs import RunStoreError, atomic_write_json, ctrl_c_deferred, locked, run_dir
@@ -148,6 +151,59 @@ def test_the_report_reads_only_the_planned_runs(tmp_path):
     path.write_text(yaml.safe_dump(raw))
     with pytest.raises(ReportError, match="1 planned runs are not finished"):
         build_report(configs, "quick", runs, out)
+
+
+def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_path, monkeypatch):
+    configs = write_configs(
+        tmp_path / "configs",
+        {
+            "sum_avoid/qlearning": {
+                "algo": "qlearning",
+                "budget": {"timesteps": 20_000, "eval_every": 10_000},
+            },
+            "sum_avoid/ppo": {
+                "algo": "ppo",
+                "budget": {"timesteps": 256, "eval_every": 128},
+                "hyperparams": TINY_PPO,
+            },
+        },
+    )
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    done = _sweep("--configs", configs, "--runs", runs, "--out", out)
+    assert done.returncode == 0, done.stderr
+    figures = {"sum_avoid.png", "sum_avoid_losses.png", "monte_carlo.png"}
+    assert figures <= {p.name for p in out.iterdir()}
+    report = (out / "report.md").read_text()
+    assert "PPO, 2 seeds, stochastic policy" in report
+    assert "(sum_avoid_losses.png)" in report and "(monte_carlo.png)" in report
+    mdp, optimum = baselines.enumerated("dice_envs/SumAvoid-v0", N=10)
+    from stable_baselines3 import PPO
+
+    for directory in sorted(runs.glob("sum_avoid/*/seed*")):
+        result = json.loads((directory / "result.json").read_text())
+        # The saved actions are the final greedy policy: they score the run's gap.
+        final = baselines.score_actions(np.load(directory / "actions.npy"), mdp, optimum)
+        assert final.gap == pytest.approx(result["gap"], abs=1e-12)
+        assert final.losses.sum() == pytest.approx(result["gap"], abs=1e-9)
+        if result["algo"] == "ppo":
+            # The stochastic row is the saved model's action distribution, scored exactly.
+            model = PPO.load(directory / "policy.zip", device="cpu")
+            played = baselines.evaluate(model, "dice_envs/SumAvoid-v0", deterministic=False, N=10)
+            assert played.value == pytest.approx(result["stochastic_value"], abs=1e-9)
+            assert result["stochastic_value"] != pytest.approx(result["value"], abs=1e-6)
+    # From the saved runs alone (and the sweep's record of its wall time): no training, and
+    # the same report and figures again.
+    for path in out.iterdir():
+        if path.name != "sweep.json":
+            path.unlink()
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("the report trained a run")
+
+    monkeypatch.setattr(training.train, "_train", no_training)
+    build_report(configs, "quick", runs, out)
+    assert (out / "report.md").read_text() == report
+    assert figures <= {p.name for p in out.iterdir()}
 
 
 def test_the_sweep_bar_counts_steps_over_runs():
