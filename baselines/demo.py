@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import baselines
+from baselines.game_pages import page_path, rules_text, write_page_section
 from baselines.heuristics import (
     HEURISTICS,
     SEED_RED_BLACK_THRESHOLDS,
@@ -82,12 +83,12 @@ def markdown_table(header: list[str], rows: list[list[object]]) -> str:
     return "\n".join(lines)
 
 
-def optimum_table() -> str:
+def optimum_table(env_ids=ENV_IDS) -> str:
     """Every id at its defaults by each solver. "time" is the solve; a generic solve's includes
     building the tables, a specialised one's does not ("tables": built to measure its
     residual)."""
     rows = []
-    for env_id in ENV_IDS:
+    for env_id in env_ids:
         methods = ["generic"] + (["specialised"] if env_id in baselines.SPECIALISED else [])
         for method in methods:
             solution = baselines.solve(env_id, method=method)
@@ -116,9 +117,11 @@ def optimum_table() -> str:
     return markdown_table(header, rows)
 
 
-def heuristic_table() -> str:
+def heuristic_table(env_ids=None) -> str:
     rows = []
     for env_id, (_parse, _names, seed_names) in HEURISTICS.items():
+        if env_ids is not None and env_id not in env_ids:
+            continue
         for name in seed_names:
             score = baselines.evaluate(heuristic(env_id, name), env_id)
             rows.append(
@@ -706,6 +709,26 @@ def exploitability_section() -> str:
     )
 
 
+D20_IMAGES = (
+    "![D20 rounds: the optimal policy](images/d20_policy.png)\n\n"
+    "![D20 rounds: seed 001's strategies against the optimum](images/d20_strategies.png)"
+)
+
+
+def game_page(env_id: str, shown: list[str]) -> str:
+    """A game's page: what it is, its rules and spaces, its optimum, its heuristics scored
+    exactly, and the demo's sections about it (links rewritten for docs/games/)."""
+    heuristics = heuristic_table([env_id]) if env_id in HEURISTICS else "No named heuristics."
+    parts = [
+        SUMMARIES[env_id],
+        "## Rules and spaces\n\n" + rules_text(env_id),
+        "## The optimum at the default arguments\n\n" + optimum_table([env_id]),
+        "## Heuristics, evaluated exactly\n\n" + heuristics,
+        *shown,
+    ]
+    return "\n\n".join(parts).replace("](images/", "](../images/")
+
+
 def _never_optimal(solution) -> list[str]:
     mask = optimal_action_mask(solution.q, solution.mdp.legal)
     names = solution.mdp.model.action_names
@@ -723,29 +746,60 @@ def main(argv: list[str] | None = None) -> int:
     images = args.out / "images"
     images.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    sections = [
+    overview = [
         "## Optimal values at the default arguments\n\n"
         "Time: the solve (a generic solve's includes building the tables; a specialised one's"
         " does not, and its tables are built only to measure the residual).\n\n" + optimum_table(),
         "## The source documents' heuristics, evaluated exactly\n\n" + heuristic_table(),
-        "## Sum-avoid thresholds\n\n" + plot_sum_avoid(images),
-        "## Pig: win probabilities\n\n" + plot_pig(images),
-        "## The Pig family: alone and raced\n\n" + pig_family_section(images),
-        "## Ten Thousand: restricted games (the paper's Table 4)\n\n"
-        + ten_thousand_section(images, args.out),
-        "## Tijms's die and card games\n\n" + die_and_cards_section(images),
-        "## Chow–Robbins\n\n" + chow_robbins_section(images),
+    ]
+    plot_d20(images)
+    pig_family = [
+        "dice_envs/PigSolitaire-v0", "dice_envs/TwoDicePig-v0", "dice_envs/TwoDicePigSolitaire-v0",
+        "dice_envs/Hog-v0", "dice_envs/HogSolitaire-v0",
+    ]  # fmt: skip
+    # (heading, text, the ids whose pages show it)
+    per_game = [
+        ("Sum-avoid thresholds", plot_sum_avoid(images), [SUM_AVOID]),
+        ("D20 rounds: the optimal policy", D20_IMAGES, [D20]),
+        ("Pig: win probabilities", plot_pig(images), [PIG]),
+        ("The Pig family: alone and raced", pig_family_section(images), [PIG, *pig_family]),
+        (
+            "Ten Thousand: restricted games (the paper's Table 4)",
+            ten_thousand_section(images, args.out),
+            [TEN_THOUSAND],
+        ),
+        (
+            "Tijms's die and card games",
+            die_and_cards_section(images),
+            ["dice_envs/DieStopping-v0", "dice_envs/RedBlackCards-v0"],
+        ),
+        ("Chow–Robbins", chow_robbins_section(images), ["dice_envs/ChowRobbins-v0"]),
+    ]
+    closing = [
         "## Two players: how exploitable are the named policies?\n\n" + exploitability_section(),
         "## Where a policy loses its gap\n\n" + gap_decomposition_section(images),
     ]
-    plot_d20(images)
+    sections = overview + [f"## {h}\n\n{text}" for h, text, _ in per_game] + closing
     report = "\n\n".join(sections) + "\n"
     print(report)
     (args.out / "demo_results.md").write_text(report)
+    for env_id in ENV_IDS:
+        shown = [f"## {h}\n\n{text}" for h, text, ids in per_game if env_id in ids]
+        write_page_section(env_id, "game", game_page(env_id, shown), args.out)
     if args.out == Path("docs"):
         replace_section("games", games_table())
-        # The README sits one folder up from the report: its image links need docs/.
-        readme = report.replace("](images/", f"]({args.out}/images/")
+        # The README keeps the overview; each game's own sections are on its page. The README
+        # sits one folder up from the report: its image links need docs/.
+        pages = "\n".join(
+            f"- [{env_id.split('/')[-1]}]({page_path(env_id, args.out)}): {SUMMARIES[env_id]}"
+            for env_id in ENV_IDS
+        )
+        readme = "\n\n".join(
+            overview
+            + [f"## Each game's page\n\nRules, spaces, optimum, heuristics, pictures and "
+               f"training results, one page per game:\n\n{pages}"]
+            + closing
+        ).replace("](images/", f"]({args.out}/images/")  # fmt: skip
         replace_section("demo", readme.replace("\n## ", "\n### ").replace("## ", "### ", 1))
     print(
         f"plots in {images}/, tables in {args.out / 'demo_results.md'} "

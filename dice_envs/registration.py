@@ -8,6 +8,7 @@ arguments stands beside each id; `make demo` recomputes them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,3 +159,9 @@ def make_model(env_id: str, **kwargs: Any) -> GameModel:
         raise ValueError(f"env_id must be one of {list(GAMES)}, got {env_id!r}")
     kwargs.pop("render_mode", None)
     return build_model(GAMES[env_id].model, kwargs)
+
+
+def game_slug(env_id: str) -> str:
+    """dice_envs/SumAvoid-v0 -> sum_avoid: the name of its configs/ folder and docs page."""
+    name = env_id.split("/")[-1].split("-")[0]
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()

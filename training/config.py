@@ -41,6 +41,7 @@ from typing import Any
 import yaml
 
 from dice_envs import ENV_IDS, make_model
+from dice_envs.registration import game_slug
 
 ALGOS = ("qlearning", "ppo")
 BUDGETS = ("quick", "full")
@@ -258,11 +259,7 @@ def check_seed(seed: Any) -> int:
     return _check_one_seed(seed, "seed")
 
 
-def game_name(env_id: str) -> str:
-    """dice_envs/SumAvoid-v0 -> sum_avoid (the configs/ folder name)."""
-    name = env_id.split("/")[-1].split("-")[0]
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
+game_name = game_slug  # the configs/ folder name of an env id
 
 # Messages
 

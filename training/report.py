@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -23,6 +24,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import baselines
+from baselines.game_pages import write_page_section
 from baselines.heuristics import HEURISTICS, heuristic
 from baselines.readme import replace_section
 from training.evaluation import game_arguments
@@ -292,6 +294,41 @@ def _budget_lines(groups: dict[Path, dict[str, Any]], budget: str) -> list[str]:
     return lines
 
 
+def _write_game_pages(groups, by_game, titles, budget: str, out: Path) -> None:
+    """Each trained game's page (docs/games/<game>.md): its rows of the results table, its
+    figures, and the wall time of its runs."""
+    pages = Path("docs/games")
+    by_env: dict[str, list[Path]] = defaultdict(list)
+    for path, group in groups.items():
+        by_env[group["config"]["env_id"]].append(path)
+    for env_id, paths in by_env.items():
+        mine = {path: groups[path] for path in paths}
+        figures = []
+        for game, members in by_game.items():
+            if set(members) <= set(paths):
+                for name, what in ((f"{game}.png", "gap and agreement"),
+                                   (f"{game}_losses.png", "where the gap is lost")):  # fmt: skip
+                    if (out / name).exists():
+                        link = os.path.relpath(out / name, pages)
+                        figures.append(f"![{titles[game]}: {what}]({link})")
+        minutes = (
+            sum(
+                r["timing"].get("final", {}).get("wall_seconds", 0.0)
+                for path in paths
+                for r in groups[path]["results"]
+            )
+            / 60
+        )
+        report = os.path.relpath(out / "report.md", pages)
+        text = (
+            f"The `{budget}` budget ({len(paths)} configs, {minutes:.1f} min of runs on this "
+            f"machine); exact scores of the final greedy policy (and of the stochastic policy "
+            f"PPO plays), mean ± standard deviation over seeds. All games: [the report]"
+            f"({report}).\n\n" + results_table(mine) + "\n\n" + "\n".join(figures)
+        )
+        write_page_section(env_id, f"training-{budget}", text)
+
+
 def _game_title(config: dict[str, Any]) -> str:
     """The env id and every argument the agent trained with, as a figure title."""
     return f"{config['env_id'].split('/')[-1]} ({_kwargs_text(config['env_kwargs'])})"
@@ -506,6 +543,8 @@ def build_report(
         f"## Where the agents lose their gap\n\n{loss_text}\n\n"
         f"{exploit_section}## Time\n\n{timing_text}\n"
     )
+    if out in (README_OUT, README_OUT / "full"):
+        _write_game_pages(groups, by_game, titles, budget, out)
     if out == README_OUT:
         readme_plots = plots.replace("](", f"]({README_OUT}/")
         readme_mc = monte_carlo_text.replace("](", f"]({README_OUT}/")
