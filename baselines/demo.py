@@ -14,6 +14,10 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.colors import ListedColormap
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 import baselines
 from baselines.game_pages import page_path, rules_text, write_page_section
@@ -150,36 +154,56 @@ def plot_sum_avoid(out: Path) -> str:
     ax.scatter(np.array(sums)[~stop], values[~stop], s=12, color="tab:blue", label="roll")
     ax.scatter(np.array(sums)[stop], values[stop], s=12, color="tab:red", label="stop")
     ax.set(
-        xlabel="sum S", ylabel="optimal value V(S)", title="Sum-avoid-10 with a d6: V and policy"
+        xlabel="sum S",
+        ylabel="optimal value V(S)",
+        title=f"SumAvoid-v0 (N={model.N}, sides={model.sides}): optimal value and action",
     )
+    ax.xaxis.get_major_locator().set_params(integer=True)
     ax.legend()
     fig.tight_layout()
     fig.savefig(out / "sum_avoid_policy.png", dpi=110)
     plt.close(fig)
 
     # Seed 000's thresholds per remainder class, for several N; and stop-at-K rules against them.
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     lines = []
-    for N in (7, 10, 13):
+    sides = model.sides
+    for N, marker, offset in ((7, "o", -0.15), (10, "s", 0.0), (13, "D", 0.15)):
         sol = baselines.solve(SUM_AVOID, N=N)
         found = stop_thresholds(sol, make_model(SUM_AVOID, N=N))
         classes = [r for r in range(N) if found[r] is not None]
-        left.plot(classes, [found[r] for r in classes], "o-", label=f"N={N}")
+        line = left.plot(
+            np.array(classes) + offset, [found[r] for r in classes], ls="-", marker=marker,
+            ms=5, label=f"N={N}: stop once S >= T_r",
+        )[0]  # fmt: skip
         never = [r for r in range(N) if found[r] is None]
-        left.plot(never, [0] * len(never), "x", color=left.lines[-1].get_color())
+        # Classes that never stop, at the foot, shifted apart so that no marker hides another.
+        left.plot(
+            np.array(never) + offset, [-2] * len(never), ls="none", marker=marker, mfc="none",
+            ms=5, color=line.get_color(), label=f"N={N}: never stop",
+        )  # fmt: skip
         lines.append(f"N={N}: " + ", ".join(f"{r}:{found[r]}" for r in range(N)))
     left.set(
         xlabel="remainder class r = S mod N",
-        ylabel="threshold T_r (x: never stop)",
-        title="Optimal stop thresholds per remainder class",
+        ylabel="threshold T_r (sum S)",
+        title=f"SumAvoid-v0 (sides={sides}): optimal stop thresholds per remainder class",
     )
-    left.legend()
+    left.title.set_fontsize(9)
+    left.xaxis.get_major_locator().set_params(integer=True)
+    left.yaxis.get_major_locator().set_params(integer=True)
+    left.legend(fontsize=7, ncol=2)
     ks = np.arange(1, 61)
     rule_values = [baselines.evaluate(stop_at(int(k)), SUM_AVOID).value for k in ks]
     best = int(ks[int(np.argmax(rule_values))])
-    right.plot(ks, rule_values, label="stop once S >= K")
+    right.plot(ks, rule_values, marker=".", label="stop once S >= K")
     right.axhline(solution.value, color="k", ls="--", label=f"optimum {solution.value:.3f}")
-    right.set(xlabel="K", ylabel="exact expected payoff", title="Sum-avoid-10: threshold rules")
+    right.set(
+        xlabel="threshold K (sum)",
+        ylabel="exact expected payoff",
+        title=f"SumAvoid-v0 (N={model.N}, sides={sides}): one threshold for every sum",
+    )
+    right.title.set_fontsize(9)
+    right.xaxis.get_major_locator().set_params(integer=True)
     right.legend()
     fig.tight_layout()
     fig.savefig(out / "sum_avoid_thresholds.png", dpi=110)
@@ -201,15 +225,27 @@ def plot_d20(out: Path) -> None:
     grid = np.array([[solution.action((r, f)) for f in range(1, 21)] for r in range(1, rounds + 1)])
     threshold = [int(np.argmin(row)) + 1 for row in grid]  # least face worth taking
     fig, ax = plt.subplots(figsize=(8, 4))
+    colours = ListedColormap(["tab:blue", "tab:red"])
     ax.imshow(
-        grid.T, origin="lower", aspect="auto", cmap="coolwarm", extent=(0.5, 100.5, 0.5, 20.5)
-    )
+        grid.T, origin="lower", aspect="auto", cmap=colours, vmin=0, vmax=1,
+        extent=(0.5, rounds + 0.5, 0.5, 20.5), interpolation="nearest",
+    )  # fmt: skip
     ax.step(range(1, rounds + 1), np.array(threshold) - 0.5, where="mid", color="k")
+    ax.legend(
+        handles=[
+            Patch(color="tab:blue", label="take the face"),
+            Patch(color="tab:red", label="reroll"),
+            Line2D([], [], color="k", label="least face worth taking"),
+        ],
+        loc="lower right", fontsize=8,
+    )  # fmt: skip
     ax.set(
         xlabel="rounds left",
         ylabel="face showing",
-        title="D20 rounds: take (blue) or reroll (red); the line is the least face worth taking",
+        title=f"D20Rounds-v0 (rounds={rounds}, sides=20): the optimal policy",
     )
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
     fig.savefig(out / "d20_policy.png", dpi=110)
     plt.close(fig)
@@ -227,8 +263,9 @@ def plot_d20(out: Path) -> None:
     ax.set(
         xlabel="number of rounds",
         ylabel="exact expected money",
-        title="D20 rounds: seed 001's strategies, evaluated exactly",
+        title="D20Rounds-v0 (sides=20): seed 001's strategies, evaluated exactly",
     )
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend()
     fig.tight_layout()
     fig.savefig(out / "d20_strategies.png", dpi=110)
@@ -250,20 +287,31 @@ def plot_pig(out: Path) -> str:
     goal = 100
     optimum = pig_optimum(goal, uniform_die(6))
     response_roll = best_response(pig_opponent_turns(make_model(PIG, goal=goal))).roll_decision
-    own, other = np.meshgrid(np.arange(goal), np.arange(goal), indexing="ij")
-    fig = plt.figure(figsize=(12, 5))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharey=True)
     panels = [
-        (optimum.roll, "Two-player optimum"),
-        (response_roll, "Best response to hold-at-20"),
+        (optimum.roll, "two-player optimum (both play it)"),
+        (response_roll, "best response to hold-at-20"),
     ]
-    for i, (roll, title) in enumerate(panels):
-        ax = fig.add_subplot(1, 2, i + 1, projection="3d")
-        ax.plot_surface(own, other, pig_hold_boundary(roll, goal), cmap="viridis", linewidth=0)
-        ax.set(xlabel="own score i", ylabel="opponent score j", zlabel="hold at turn total")
-        ax.set_title(f"{title}: roll below the surface, hold on it")
-        ax.view_init(elev=25, azim=-125)
-    fig.tight_layout()
-    fig.savefig(out / "pig_policy.png", dpi=100)
+    for ax, (roll, title) in zip(axes, panels, strict=True):
+        boundary = pig_hold_boundary(roll, goal)
+        image = ax.imshow(
+            boundary.T, origin="lower", cmap="viridis", vmin=0, vmax=goal, aspect="equal",
+            interpolation="nearest",
+        )  # fmt: skip
+        ax.contour(boundary.T, levels=[20, 25, 30], colors="w", linewidths=0.8)
+        ax.set(xlabel="own score i", title=title)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    axes[0].set_ylabel("opponent score j")
+    fig.colorbar(
+        image, ax=axes, shrink=0.85,
+        label="turn total to hold at (white lines: 20, 25, 30)",
+    )  # fmt: skip
+    fig.suptitle(
+        f"Pig-v0 (goal={goal}, 6-sided die): the least turn total at which to hold\n"
+        "(where it equals goal - own score, the player rolls on to the goal)",
+        fontsize=10,
+    )
+    fig.savefig(out / "pig_policy.png", dpi=100, bbox_inches="tight")
     plt.close(fig)
     rows = []
     for g in (30, 50, 100):

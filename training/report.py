@@ -479,7 +479,8 @@ def build_report(
             kwargs = game_arguments(group["config"]["env_kwargs"])
             slug = "_".join([path.parent.name, *(f"{k}{v}" for k, v in kwargs.items())])
             by_exploit_game[slug][path] = group["results"]
-            exploit_titles[slug] = f"{path.parent.name} ({_kwargs_text(kwargs)})"
+            env_name = group["config"]["env_id"].split("/")[-1]
+            exploit_titles[slug] = f"{env_name} ({_kwargs_text(kwargs)})"
         for slug, paths in by_exploit_game.items():
             config = groups[next(iter(paths))]["config"]
             references = _reference_exploitability(
