@@ -1,9 +1,12 @@
 """The exact gap inside an SB3 training loop: logged through SB3's logger, and a stop rule."""
 
 import csv
+import importlib
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
+import yaml
 from stable_baselines3 import PPO
 from stable_baselines3.common.logger import configure
 
@@ -57,3 +60,17 @@ def test_bad_arguments_are_refused():
         ExactGapCallback("dice_envs/SumAvoid-v0", eval_freq=0)
     with pytest.raises(ValueError, match="stop_at_gap must be a number >= 0"):
         ExactGapCallback("dice_envs/SumAvoid-v0", stop_at_gap=-1.0)
+
+
+def test_the_rl_zoo_hyperparameter_file_builds_the_callback():
+    # rl-baselines3-zoo reads `callback:` as a list of {"module.Class": kwargs}, imports the
+    # class and calls it with the kwargs (rl_zoo3.utils.get_callback_list); do the same here.
+    path = Path(__file__).resolve().parent.parent / "configs" / "rl_zoo.yml"
+    entries = yaml.safe_load(path.read_text())
+    assert list(entries) == ["dice_envs/SumAvoid-v0"]
+    (spec,) = entries["dice_envs/SumAvoid-v0"]["callback"]
+    ((dotted, kwargs),) = spec.items()
+    module, name = dotted.rsplit(".", 1)
+    callback = getattr(importlib.import_module(module), name)(**kwargs)
+    assert isinstance(callback, ExactGapCallback)
+    assert callback.env_id == "dice_envs/SumAvoid-v0" and callback.eval_freq == 256
