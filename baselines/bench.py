@@ -269,6 +269,7 @@ def bench_evaluations() -> list[dict]:
         rows.append({"what": f"evaluate {name}", "value": score.value, "seconds": score.seconds})
         print(f"evaluate {name}: {score.seconds:.3f} s", flush=True)
     actions = score.actions
+    rows += bench_stochastic_evaluations(tables, actions)
     start = time.perf_counter()
     matrix, rewards = tables.policy_matrix(actions)
     values = PolicySystem.of_matrix(matrix).solve(rewards)  # a fresh factorisation
@@ -294,6 +295,39 @@ def bench_evaluations() -> list[dict]:
             "seconds": peer,
         }
     )
+    return rows
+
+
+def bench_stochastic_evaluations(tables, actions: np.ndarray) -> list[dict]:
+    """Pig at goal 100: a stochastic policy (a probability table: the last policy's action
+    with probability 0.9, else the other legal action) scored exactly, and a MaskablePPO
+    model (untrained, 64x64) read greedily and from its action distribution (the forward pass
+    over every state included)."""
+    from sb3_contrib import MaskablePPO
+
+    legal = tables.legal.astype(float)
+    chosen = np.eye(tables.num_actions)[actions]
+    mixed = np.where(legal.sum(axis=1, keepdims=True) > 1, 0.9 * chosen + 0.1 * (legal - chosen),
+                     chosen)  # fmt: skip
+    table = np.full((*tables.model.observation_nvec, tables.num_actions), 1 / tables.num_actions)
+    table[tuple(tables.observation_array.T)] = mixed
+    rows = []
+    score = baselines.evaluate(table, "dice_envs/Pig-v0", **PIG_100)
+    rows.append({"what": "evaluate a probability table (0.9 hold-at-20)", "value": score.value,
+                 "seconds": score.seconds})  # fmt: skip
+    env = gym.make("dice_envs/Pig-v0", **PIG_100)
+    model = MaskablePPO(
+        "MlpPolicy", env, seed=0, device="cpu", policy_kwargs={"net_arch": [64, 64]}
+    )
+    for deterministic in (True, False):
+        score = baselines.evaluate(
+            model, "dice_envs/Pig-v0", deterministic=deterministic, **PIG_100
+        )
+        kind = "greedy" if deterministic else "stochastic"
+        rows.append({"what": f"evaluate a MaskablePPO model ({kind})", "value": score.value,
+                     "seconds": score.seconds})  # fmt: skip
+    for row in rows:
+        print(f"{row['what']}: {row['seconds']:.3f} s", flush=True)
     return rows
 
 
