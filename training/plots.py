@@ -4,6 +4,7 @@ saved runs (curves, final actions) and the game's exact model only."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -151,10 +152,14 @@ def plot_losses(
     plt.close(fig)
 
 
-def episodes_to_resolve(gap: float, return_std: float) -> float:
+# A relative gap below this is 0 up to round-off (an optimal policy's solve gives +-1e-16).
+ZERO_RELATIVE_GAP = 1e-12
+
+
+def episodes_to_resolve(gap: float, relative_gap: float, return_std: float) -> float:
     """Episodes a Monte Carlo estimate needs for its 95 % interval's half-width to equal the
     gap (so that the gap is seen at all): (1.96 sd / gap)^2; infinite for a gap of 0."""
-    if gap <= 0:
+    if relative_gap <= ZERO_RELATIVE_GAP:
         return float("inf")
     return (Z95 * return_std / gap) ** 2
 
@@ -200,12 +205,14 @@ def plot_monte_carlo(
     right.set_xscale("log")
     right.set(xlabel="episodes (log axis)")
     never = [label for label, n, _ in needed if not np.isfinite(n)]
-    extra = f"; gap exactly 0 (never resolvable): {', '.join(never)}" if never else ""
     right.set_title(
         "episodes for a 95 % Monte Carlo interval as narrow as the final gap\n"
-        f"(median seed; sd of a return estimated from its episodes){extra}",
+        "(median seed; sd of a return estimated from its episodes)",
         fontsize=8,
     )
+    if never:
+        note = textwrap.fill("Not drawn, exactly optimal (gap 0): " + "; ".join(never), 90)
+        right.set_xlabel(f"episodes (log axis)\n\n{note}", fontsize=8)
     right.legend(fontsize=8, loc="lower right")
     right.grid(alpha=0.3, axis="x")
     fig.suptitle(f"Monte Carlo against exact evaluation, {budget} budget", fontsize=10)

@@ -410,18 +410,28 @@ def _monte_carlo_figure(groups, by_game, titles, budget: str, out: Path) -> str:
             median = sorted(results, key=lambda r: r["gap"])[len(results) // 2]
             sd = median["mc_stderr"] * np.sqrt(episodes)
             label = f"{titles[game]}: {_label(path, results[0])}"
-            needed.append((label, episodes_to_resolve(median["gap"], sd), episodes))
+            needed.append(
+                (label, episodes_to_resolve(median["gap"], median["relative_gap"], sd), episodes)
+            )
     if example is None:
         return "No config plays Monte Carlo episodes."
     plot_monte_carlo(example, needed, budget, out / "monte_carlo.png")
-    finite = [n for _, n, _ in needed if np.isfinite(n)]
-    beyond = sum(n > played for _, n, played in needed)
+    finite = [(n, played) for _, n, played in needed if np.isfinite(n)]
+    beyond = sum(n > played for n, played in finite)
+    optimal = len(needed) - len(finite)
+    if not finite:
+        return (
+            "Every config ends exactly optimal (gap 0 up to round-off), which no number of "
+            "episodes can show.\n\n![Monte Carlo against exact evaluation](monte_carlo.png)"
+        )
     return (
-        f"Each evaluation point also played seeded episodes. Their mean's 95 % interval is "
-        f"wider than the agent's exact gap for {beyond} of the {len(needed)} configs here: "
-        f"Monte Carlo with those episodes could not have told these agents from optimal. "
-        f"Seeing each final gap would take from {min(finite):,.0f} to {max(finite):,.0f} "
-        f"episodes (the median seed of each config).\n\n"
+        f"Each evaluation point also played seeded episodes. Of the {len(finite)} configs "
+        f"whose final gap is not 0, {beyond} have a gap smaller than the half-width of the "
+        f"95 % interval of those episodes' mean: Monte Carlo with them could not have told "
+        f"these agents from optimal. Seeing each final gap would take from "
+        f"{min(n for n, _ in finite):,.0f} to {max(n for n, _ in finite):,.0f} episodes "
+        f"(the median seed of each config). {optimal} configs end exactly optimal (gap 0 up "
+        f"to round-off), which no number of episodes can show.\n\n"
         "![Monte Carlo against exact evaluation](monte_carlo.png)"
     )
 
@@ -519,8 +529,10 @@ def build_report(
         f"Every row is exact: at each evaluation point the greedy action of every reachable "
         f"observation is evaluated by a sparse linear solve (value, gap to the optimum, "
         f"agreement with the optimal action weighted by how often optimal play visits each "
-        f"state); mean ± standard deviation over seeds. The Monte Carlo column is what each "
-        f"seed's evaluation episodes would have said instead. The `{budget}` budget:\n\n"
+        f"state); mean ± standard deviation over seeds. PPO's rows marked \"stochastic "
+        f'policy" score what PPO actually plays, its action distribution, by the same solve. '
+        f"The Monte Carlo column is what each seed's evaluation episodes would have said "
+        f"instead. The `{budget}` budget:\n\n"
         f"{budget_text}\n\nThe runs were produced with {version_text}; with these versions "
         f"`make demo` reproduces this table digit for digit on this machine; other versions, "
         f"or another CPU, may differ in the last digits or more."
