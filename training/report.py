@@ -29,6 +29,7 @@ from baselines.heuristics import HEURISTICS, heuristic
 from baselines.readme import replace_section
 from training.evaluation import game_arguments
 from training.plots import (
+    REFERENCE_STYLES,
     episodes_to_resolve,
     plot_losses,
     plot_monte_carlo,
@@ -110,6 +111,22 @@ def heuristic_scores(env_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     return _heuristic_scores(env_id, json.dumps(kwargs, sort_keys=True))
 
 
+def _score_row(where: str, label: str, results: list[dict], prefix: str) -> list[str]:
+    """A row of the results table from the seeds' `<prefix>value`, `gap`, ... (the Monte
+    Carlo cell left empty)."""
+    return [
+        where,
+        label,
+        f"{results[0]['optimal_value']:.6g}",
+        _spread([r[f"{prefix}value"] for r in results]),
+        _spread([r[f"{prefix}gap"] for r in results]),
+        _spread([100 * r[f"{prefix}relative_gap"] for r in results]) + " %",
+        _spread([100 * r[f"{prefix}agreement"] for r in results]) + " %",
+        f"{int(np.mean([r['steps'] for r in results])):,}",
+        "",
+    ]
+
+
 def results_table(groups: dict[Path, dict[str, Any]]) -> str:
     header = [
         "game", "agent", "optimal value", "agent value", "gap", "relative gap", "agreement",
@@ -126,32 +143,12 @@ def results_table(groups: dict[Path, dict[str, Any]]) -> str:
         where = f"{game} ({_kwargs_text(kwargs)})"
         for path in paths:
             results = groups[path]["results"]
-            rows.append(
-                [
-                    where,
-                    f"{_label(path, results[0])}, {len(results)} seeds",
-                    f"{results[0]['optimal_value']:.6g}",
-                    _spread([r["value"] for r in results]),
-                    _spread([r["gap"] for r in results]),
-                    _spread([100 * r["relative_gap"] for r in results]) + " %",
-                    _spread([100 * r["agreement"] for r in results]) + " %",
-                    f"{int(np.mean([r['steps'] for r in results])):,}",
-                    "; ".join(f"{r['mc_mean']:.4g} ± {r['mc_stderr']:.2g}" for r in results),
-                ]
-            )
+            label = f"{_label(path, results[0])}, {len(results)} seeds"
+            rows.append(_score_row(where, label, results, ""))
+            rows[-1][-1] = "; ".join(f"{r['mc_mean']:.4g} ± {r['mc_stderr']:.2g}" for r in results)
             if "stochastic_value" in results[0]:
                 rows.append(
-                    [
-                        where,
-                        f"{_label(path, results[0])}, {len(results)} seeds, stochastic policy",
-                        f"{results[0]['optimal_value']:.6g}",
-                        _spread([r["stochastic_value"] for r in results]),
-                        _spread([r["stochastic_gap"] for r in results]),
-                        _spread([100 * r["stochastic_relative_gap"] for r in results]) + " %",
-                        _spread([100 * r["stochastic_agreement"] for r in results]) + " %",
-                        f"{int(np.mean([r['steps'] for r in results])):,}",
-                        "",
-                    ]
+                    _score_row(where, f"{label}, stochastic policy", results, "stochastic_")
                 )
         for policy_name, score in heuristic_scores(env_id, kwargs).items():
             rows.append(
@@ -574,14 +571,6 @@ SYMLOG_LINEAR = 1e-3  # exploitability axis: linear below this, so that 0 is dra
 
 
 REFERENCE_POLICIES = ("hold-at-20", "hold-at-25", "keep-pace", "five-dice", "tijms")
-REFERENCE_STYLES = [
-    (":", "0.35"),
-    ("--", "tab:brown"),
-    ("-.", "tab:purple"),
-    ((0, (5, 2, 1, 2)), "tab:olive"),
-    ((0, (1, 1)), "tab:gray"),
-    ((0, (3, 1)), "tab:pink"),
-]
 
 
 def _reference_exploitability(env_id: str, kwargs: dict[str, Any]) -> dict[str, float]:
