@@ -43,6 +43,13 @@ def test_every_config_loads_for_its_budgets():
     assert quick == set(paths) - full_only
     full = {path for path, _, _ in planned_runs(CONFIGS, "full")}
     assert full == set(paths)
+    # One config by game/name, beside whole games.
+    chosen = planned_runs(CONFIGS, "full", ["pig/ppo_goal100", "sum_avoid"])
+    assert {path.relative_to(CONFIGS).as_posix() for path, _, _ in chosen} == {
+        "pig/ppo_goal100.yaml", "sum_avoid/ppo.yaml", "sum_avoid/qlearning.yaml"
+    }  # fmt: skip
+    with pytest.raises(ValueError, match="no configs for \\['pig/ppo_goal1000'\\]"):
+        planned_runs(CONFIGS, "full", ["pig/ppo_goal1000"])
     pig100 = load_config(CONFIGS / "pig" / "ppo_goal100.yaml", "full")
     assert pig100["env_kwargs"] == {"goal": 100, "opponent": "hold-at-20"}
     d20 = load_config(CONFIGS / "d20_rounds" / "qlearning_rounds100.yaml", "full")

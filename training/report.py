@@ -539,10 +539,25 @@ def build_report(
         for game in by_game
     )
     sweeps = _sweep_lines(out)
+    run_count = sum(len(group["results"]) for group in groups.values())
+    run_minutes = (
+        sum(
+            r["timing"].get("final", {}).get("wall_seconds", 0.0)
+            for group in groups.values()
+            for r in group["results"]
+        )
+        / 60
+    )
     timing_text = (
         "Measured on this machine (2 cores; times differ from run to run, unlike every other "
         "number in this section). Training time excludes the exact evaluations; wall time "
-        "includes them.\n\n" + timing + "\n\n" + ("\n".join(sweeps) or "No sweep recorded.")
+        "includes them.\n\n"
+        + timing
+        + "\n\n"
+        + ("\n".join(sweeps) or "No sweep recorded.")
+        + f"\n\nThe {run_count} runs of this report took {run_minutes:.1f} min of wall time, "
+        "summed over runs (on 2 workers a sweep takes about half of that, and more when other work "
+        "shares the machine)."
     )
     exploit_section = (
         f"## Two players: exploitability\n\n{exploit_text}\n\n" if exploit_text else ""

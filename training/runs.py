@@ -176,14 +176,20 @@ def read_json(path: Path, default: Any = None) -> Any:
 
 
 def config_paths(configs: str | Path, games: list[str] | None = None) -> list[Path]:
-    """The committed configs: `<configs>/<game>/<name>.yaml`, sorted, optionally some games."""
+    """The committed configs: `<configs>/<game>/<name>.yaml`, sorted; optionally only some
+    games (`pig`) or single configs (`pig/ppo_goal100`)."""
     paths = sorted(Path(configs).glob("*/*.yaml"))
     if games:
-        unknown = sorted(set(games) - {path.parent.name for path in paths})
+
+        def selected(path: Path) -> bool:
+            return path.parent.name in games or f"{path.parent.name}/{path.stem}" in games
+
+        known = {path.parent.name for path in paths}
+        known |= {f"{path.parent.name}/{path.stem}" for path in paths}
+        unknown = sorted(set(games) - known)
         if unknown:
-            known = sorted({path.parent.name for path in paths})
-            raise ValueError(f"games: no configs for {unknown}; there are {known}")
-        paths = [path for path in paths if path.parent.name in games]
+            raise ValueError(f"games: no configs for {unknown}; there are {sorted(known)}")
+        paths = [path for path in paths if selected(path)]
     return paths
 
 

@@ -192,7 +192,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--budget", default="quick", choices=BUDGETS)
     parser.add_argument("--configs", default="configs", help="folder of <game>/<name>.yaml")
-    parser.add_argument("--games", nargs="+", default=None, help="only these configs/ folders")
+    parser.add_argument(
+        "--games",
+        nargs="+",
+        default=None,
+        help="only these configs/ folders (pig) or configs (pig/ppo_goal100)",
+    )
     parser.add_argument("--runs", default="runs", help="the run store (default: runs)")
     parser.add_argument("--out", default="docs/training", help="where the report goes")
     parser.add_argument("--workers", type=int, default=2, help="parallel runs (CPUs for Ray)")
@@ -244,7 +249,9 @@ def main(argv: list[str] | None = None) -> int:
             args.out,
             {
                 "budget": args.budget,
-                "games": sorted({path.parent.name for path, _, _ in tasks}),
+                "games": sorted({path.parent.name for path, _, _ in tasks})
+                if not any("/" in entry for entry in args.games or [])
+                else sorted(args.games),
                 "runs": len(tasks),
                 "backend": args.backend,
                 "workers": args.workers,
