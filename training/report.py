@@ -522,6 +522,11 @@ def build_report(
     else:
         version_text = "mixed library versions (see each run's result.json)"
     budget_text = "\n".join(f"- {line}" for line in _budget_lines(groups, budget))
+    reproduce = (
+        "`make demo`"
+        if budget == "quick"
+        else f"`python -m training.sweep --budget {budget}` (with the same `--games`)"
+    )
     results_text = (
         f"Every row is exact: at each evaluation point the greedy action of every reachable "
         f"observation is evaluated by a sparse linear solve (value, gap to the optimum, "
@@ -531,7 +536,7 @@ def build_report(
         f"The Monte Carlo column is what each seed's evaluation episodes would have said "
         f"instead. The `{budget}` budget:\n\n"
         f"{budget_text}\n\nThe runs were produced with {version_text}; with these versions "
-        f"`make demo` reproduces this table digit for digit on this machine; other versions, "
+        f"{reproduce} reproduces this table digit for digit on this machine; other versions, "
         f"or another CPU, may differ in the last digits or more."
     )
     plots = "\n".join(
@@ -579,6 +584,12 @@ def build_report(
             replace_section(
                 "training-exploitability", exploit_text.replace("](", f"]({README_OUT}/")
             )
+    if out == README_OUT / "full":
+        full = README_OUT / "full"
+        replace_section(
+            "training-full",
+            f"{results_text}\n\n{table}\n\n{plots}\n\n{timing_text}".replace("](", f"]({full}/"),
+        )
     return table
 
 
