@@ -321,3 +321,10 @@ def test_a_ctrl_c_inside_ctrl_c_deferred_waits_for_the_block_to_end(tmp_path):
     finally:
         signal.signal(signal.SIGINT, earlier)
     assert written == ["curve", "checkpoint"] and json.loads((tmp_path / "a.json").read_text())
+
+
+def test_a_selection_with_no_config_of_the_budget_is_refused(tmp_path):
+    # The default games are full-budget configs: asked for `quick` alone, nothing is planned.
+    with pytest.raises(ReportError, match="has a `quick` budget"):
+        build_report(CONFIGS, "quick", tmp_path / "runs", tmp_path / "out", ["pig/ppo_goal100"])
+    assert not (tmp_path / "out").exists()

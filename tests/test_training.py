@@ -14,8 +14,10 @@ import pytest
 import yaml
 from training_helpers import CONFIGS, ROOT, TINY_PPO, small, tiny_ppo
 
+import baselines
 from dice_envs import ENV_IDS
 from training.config import load_config
+from training.ppo import observation_scale
 from training.runs import planned_runs, run_dir
 from training.train import Progress, run
 
@@ -123,6 +125,28 @@ def test_ppo_runs_stop_resume_and_evaluate(tmp_path, game, agent, encoding, vec_
     assert [p["steps"] for p in curve][:2] == [0, 256]
     assert all(0 <= p["agreement"] <= 1 and p["gap"] >= -1e-9 for p in curve)
     assert run(config, seed=0, root=tmp_path) == result  # read back, not trained again
+    # The saved model, read through the encoding it was trained on (written out here), gives
+    # the run's greedy value and, from its action distribution, its stochastic value.
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+
+    model = (MaskablePPO if agent == "MaskablePPO" else PPO).load(
+        directory / "policy.zip", device="cpu"
+    )
+    transform = None
+    if encoding == "normalized":
+        scale = observation_scale(config["env_id"], config["env_kwargs"])
+
+        def transform(obs):
+            return np.asarray(obs, np.float32).reshape(-1, len(scale)) / scale
+
+    env_id, kwargs = config["env_id"], config["env_kwargs"]
+    greedy = baselines.evaluate(model, env_id, obs_transform=transform, **kwargs)
+    played = baselines.evaluate(
+        model, env_id, deterministic=False, obs_transform=transform, **kwargs
+    )
+    assert greedy.value == pytest.approx(result["value"], abs=1e-9)
+    assert played.value == pytest.approx(result["stochastic_value"], abs=1e-9)
 
 
 def _policy_parameters(path):

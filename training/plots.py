@@ -124,11 +124,11 @@ def plot_losses(
         if labels is not None:
             by_label = np.bincount(observations[:, 1], losses, minlength=len(labels))
             top = [i for i in np.argsort(by_label)[::-1][:12] if by_label[i] > 0]
-            ax.barh(range(len(top))[::-1], by_label[top], color="tab:red")
-            ax.set_yticks(range(len(top))[::-1], [labels[i] for i in top], fontsize=7)
-            ax.set(
-                xlabel="value lost there", ylabel=f"{names[1]} of the last roll (the 12 largest)"
-            )
+            heights = [*by_label[top], by_label.sum() - by_label[top].sum()]
+            shown = [labels[i] for i in top] + [f"the other {len(labels) - len(top)}"]
+            ax.barh(range(len(heights))[::-1], heights, color="tab:red")
+            ax.set_yticks(range(len(heights))[::-1], shown, fontsize=7)
+            ax.set(xlabel="value lost there", ylabel=f"{names[1]} of the last roll")
         elif observations.shape[1] == 1:
             ax.bar(observations[:, 0], losses, width=0.8, color="tab:red")
             ax.set(xlabel=names[0], ylabel="value lost there")
@@ -202,7 +202,8 @@ def plot_monte_carlo(
         label="episodes played per evaluation point", zorder=3,
     )  # fmt: skip
     right.set_yticks(ys, [label for label, _, _ in finite], fontsize=7)
-    right.set_xscale("log")
+    if finite:  # a log axis needs something on it
+        right.set_xscale("log")
     right.set(xlabel="episodes (log axis)")
     never = [label for label, n, _ in needed if not np.isfinite(n)]
     right.set_title(
@@ -211,7 +212,9 @@ def plot_monte_carlo(
         fontsize=8,
     )
     if never:
-        note = textwrap.fill("Not drawn, exactly optimal (gap 0): " + "; ".join(never), 90)
+        note = textwrap.fill(
+            "Not drawn, the median seed exactly optimal (gap 0): " + "; ".join(never), 90
+        )
         right.set_xlabel(f"episodes (log axis)\n\n{note}", fontsize=8)
     right.legend(fontsize=8, loc="lower right")
     right.grid(alpha=0.3, axis="x")

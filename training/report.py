@@ -72,7 +72,12 @@ def collect(configs, budget: str, runs, games=None) -> dict[Path, dict[str, Any]
     """Per config path: its resolved config and the results of its planned seeds, in order."""
     groups: dict[Path, dict[str, Any]] = {}
     missing = []
-    for path, config, seed in planned_runs(configs, budget, games):
+    planned = planned_runs(configs, budget, games)
+    if not planned:
+        raise ReportError(
+            f"no config in {configs} (of {games or 'any game'}) has a `{budget}` budget"
+        )
+    for path, config, seed in planned:
         group = groups.setdefault(path, {"config": config, "results": []})
         directory = run_dir(runs, config, seed)
         result = read_finished(directory, run_identity(config, seed))
@@ -291,7 +296,7 @@ def _budget_lines(groups: dict[Path, dict[str, Any]], budget: str) -> list[str]:
     return lines
 
 
-def _write_game_pages(groups, by_game, titles, budget: str, out: Path) -> None:
+def _write_game_pages(groups, by_game, titles, budget: str, out: Path, drawn: set) -> None:
     """Each trained game's page (docs/games/<game>.md): its rows of the results table, its
     figures, and the wall time of its runs."""
     pages = Path("docs/games")
@@ -303,11 +308,12 @@ def _write_game_pages(groups, by_game, titles, budget: str, out: Path) -> None:
         figures = []
         for game, members in by_game.items():
             if set(members) <= set(paths):
-                for name, what in ((f"{game}.png", "gap and agreement"),
-                                   (f"{game}_losses.png", "where the gap is lost")):  # fmt: skip
-                    if (out / name).exists():
-                        link = os.path.relpath(out / name, pages)
-                        figures.append(f"![{titles[game]}: {what}]({link})")
+                shown = [(f"{game}.png", "gap and agreement")]
+                if game in drawn:
+                    shown.append((f"{game}_losses.png", "where the gap is lost"))
+                for name, what in shown:
+                    link = os.path.relpath(out / name, pages)
+                    figures.append(f"![{titles[game]}: {what}]({link})")
         minutes = (
             sum(
                 r["timing"].get("final", {}).get("wall_seconds", 0.0)
@@ -348,7 +354,7 @@ def _config_label(config: tuple[int, int, int]) -> str:
 def _loss_figures(groups, by_game, titles, budget: str, out: Path) -> str:
     """Per game and arguments, where each agent's final greedy policy loses its gap (mean
     over seeds of `Evaluation.losses`, which sum to the gap), from the saved actions."""
-    lines = []
+    lines, drawn = [], set()
     for game, paths in by_game.items():
         config = groups[next(iter(paths))]["config"]
         env_id, kwargs = config["env_id"], config["env_kwargs"]
@@ -382,14 +388,15 @@ def _loss_figures(groups, by_game, titles, budget: str, out: Path) -> str:
             names, mdp.observation_array, panels, gaps, out / f"{game}_losses.png", labels,
         )  # fmt: skip
         lines.append(f"![{titles[game]}: where the agents lose their gap]({game}_losses.png)")
+        drawn.add(game)
     if not lines:
-        return "No run saved its final actions (runs older than package version 0.3.0)."
+        return "No run saved its final actions (runs older than package version 0.3.0).", drawn
     return (
         "Per state, the agent's expected visits times the value its action gives up there "
         "(V* - Q* of that action): the cells of each panel sum to the agent's gap "
         "(`Evaluation.losses`), recomputed from each run's final greedy actions "
         "(`actions.npy`).\n\n" + "\n".join(lines)
-    )
+    ), drawn
 
 
 def _monte_carlo_figure(groups, by_game, titles, budget: str, out: Path) -> str:
@@ -414,22 +421,24 @@ def _monte_carlo_figure(groups, by_game, titles, budget: str, out: Path) -> str:
         return "No config plays Monte Carlo episodes."
     plot_monte_carlo(example, needed, budget, out / "monte_carlo.png")
     finite = [(n, played) for _, n, played in needed if np.isfinite(n)]
-    beyond = sum(n > played for n, played in finite)
     optimal = len(needed) - len(finite)
+    image = "![Monte Carlo against exact evaluation](monte_carlo.png)"
     if not finite:
         return (
-            "Every config ends exactly optimal (gap 0 up to round-off), which no number of "
-            "episodes can show.\n\n![Monte Carlo against exact evaluation](monte_carlo.png)"
+            "In every config the median seed ends exactly optimal (gap 0 up to round-off), "
+            f"which no number of episodes can show.\n\n{image}"
         )
+    beyond = sum(n > played for n, played in finite)
     return (
-        f"Each evaluation point also played seeded episodes. Of the {len(finite)} configs "
-        f"whose final gap is not 0, {beyond} have a gap smaller than the half-width of the "
-        f"95 % interval of those episodes' mean: Monte Carlo with them could not have told "
-        f"these agents from optimal. Seeing each final gap would take from "
-        f"{min(n for n, _ in finite):,.0f} to {max(n for n, _ in finite):,.0f} episodes "
-        f"(the median seed of each config). {optimal} configs end exactly optimal (gap 0 up "
-        f"to round-off), which no number of episodes can show.\n\n"
-        "![Monte Carlo against exact evaluation](monte_carlo.png)"
+        f"Each evaluation point also played seeded episodes. Take each config's median seed: "
+        f"of the {len(finite)} whose final gap is not 0, {beyond} have a gap smaller than the "
+        f"half-width of the 95 % interval of those episodes' mean, so Monte Carlo with them "
+        f"could not have told these agents from optimal. Narrowing the interval to the final "
+        f"gap would take from {min(n for n, _ in finite):,.0f} to "
+        f"{max(n for n, _ in finite):,.0f} episodes; that is a lower bound (telling the agent "
+        f"from optimal with 80 % power takes about twice as many). In {optimal} configs the "
+        f"median seed ends exactly optimal (gap 0 up to round-off), which no number of "
+        f"episodes can show.\n\n{image}"
     )
 
 
@@ -456,13 +465,20 @@ def build_report(
     settings: dict[str, set[str]] = defaultdict(set)
     for path, group in groups.items():
         settings[path.parent.name].add(json.dumps(group["config"]["env_kwargs"], sort_keys=True))
+
+    def slug(name: str, kwargs: dict[str, Any]) -> str:
+        return "_".join([name, *(f"{k}{v}" for k, v in kwargs.items())])
+
     for path, group in groups.items():
         kwargs = group["config"]["env_kwargs"]
         name = path.parent.name
         if len(settings[name]) > 1:
-            name += "_" + "_".join(
-                f"{k}{v}" for k, v in game_arguments(group["config"]["env_kwargs"]).items()
-            )
+            # By the game's own arguments; by all of them (the opponent too) where two
+            # settings of one game differ only in those.
+            own = {json.dumps(game_arguments(json.loads(k)), sort_keys=True)
+                   for k in settings[name]}  # fmt: skip
+            short = len(own) == len(settings[name])
+            name = slug(name, game_arguments(kwargs) if short else kwargs)
         by_game[name][path] = group["results"]
     titles = {}
     for game, paths in by_game.items():
@@ -474,7 +490,7 @@ def build_report(
         }
         series = {_label(path, results[0]): results for path, results in paths.items()}
         plot_training(titles[game], budget, series, references, out / f"{game}.png")
-    loss_text = _loss_figures(groups, by_game, titles, budget, out)
+    loss_text, drawn = _loss_figures(groups, by_game, titles, budget, out)
     monte_carlo_text = _monte_carlo_figure(groups, by_game, titles, budget, out)
     exploitable = _exploitable(groups)
     exploit_text = ""
@@ -574,7 +590,7 @@ def build_report(
         f"{exploit_section}## Time\n\n{timing_text}\n"
     )
     if out in (README_OUT, README_OUT / "full"):
-        _write_game_pages(groups, by_game, titles, budget, out)
+        _write_game_pages(groups, by_game, titles, budget, out, drawn)
     if out == README_OUT:
         readme_plots = plots.replace("](", f"]({README_OUT}/")
         readme_mc = monte_carlo_text.replace("](", f"]({README_OUT}/")

@@ -216,7 +216,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, ValueError) as error:
         parser.exit(2, f"error: {error}\n")
     if not tasks:
-        parser.exit(2, f"error: no configs in {args.configs}/<game>/*.yaml\n")
+        parser.exit(
+            2,
+            f"error: no config in {args.configs}/<game>/*.yaml (of {args.games or 'any game'}) "
+            f"has a `{args.budget}` budget\n",
+        )
     start = time.perf_counter()
     backend = None
     try:

@@ -1,0 +1,48 @@
+"""The report's figure helpers on edge cases: a gap of 0, every config optimal, Ten
+Thousand's configurations summed with the rest."""
+
+import numpy as np
+import pytest
+
+from training.plots import episodes_to_resolve, plot_losses, plot_monte_carlo
+
+
+def test_episodes_to_resolve_a_gap():
+    # (1.96 sd / gap)^2 with sd 1 and gap 0.1: 384.15 episodes.
+    assert episodes_to_resolve(0.1, 0.01, 1.0) == pytest.approx((1.959964 / 0.1) ** 2)
+    assert episodes_to_resolve(1e-17, 1e-16, 1.0) == float("inf")  # round-off is a gap of 0
+
+
+def _run(seed, gap):
+    curve = [
+        {"steps": s, "value": 0.5 - gap, "mc_mean": 0.49, "mc_stderr": 0.03} for s in (0, 100, 200)
+    ]
+    return {"agent": "PPO", "seed": seed, "optimal_value": 0.5, "curve": curve}
+
+
+def test_the_monte_carlo_figure_when_every_config_is_optimal(tmp_path):
+    example = ("Game-v0 (goal=3)", {"evaluation": {"episodes": 300}}, [_run(0, 0.0)])
+    plot_monte_carlo(example, [("Game-v0: PPO", float("inf"), 300)], "quick", tmp_path / "a.png")
+    assert (tmp_path / "a.png").stat().st_size > 0
+
+
+def test_ten_thousand_bars_sum_to_the_gap(tmp_path, monkeypatch):
+    labels = [f"configuration {i}" for i in range(20)]
+    observations = np.array([[t, c, 5] for c in range(20) for t in range(3)])
+    losses = np.linspace(0.0, 1.0, len(observations))
+    drawn = {}
+
+    import matplotlib.axes
+
+    def record(self, y, width, *args, **kwargs):
+        drawn["widths"] = np.asarray(width, dtype=float)
+        return original(self, y, width, *args, **kwargs)
+
+    original = matplotlib.axes.Axes.barh
+    monkeypatch.setattr(matplotlib.axes.Axes, "barh", record)
+    plot_losses(
+        "TenThousand-v0", ("turn score", "configuration", "dice to roll"), observations,
+        {"Q-learning": losses}, {"Q-learning": losses.sum()}, tmp_path / "t.png", labels,
+    )  # fmt: skip
+    assert len(drawn["widths"]) == 13  # the 12 largest and the other 8 together
+    assert drawn["widths"].sum() == pytest.approx(losses.sum(), abs=1e-12)
