@@ -70,9 +70,14 @@ SUMMARIES = {
 
 
 def games_table() -> str:
-    """The README's opening table: every id, what it is, its optimum at the defaults."""
+    """The README's opening table: every id (linking its page), what it is, its optimum at
+    the defaults."""
     rows = [
-        [f"`{env_id}`", SUMMARIES.get(env_id, ""), f"{baselines.solve(env_id).value:.6f}"]
+        [
+            f"[`{env_id}`]({page_path(env_id)})",
+            SUMMARIES.get(env_id, ""),
+            f"{baselines.solve(env_id).value:.6f}",
+        ]
         for env_id in ENV_IDS
     ]
     return markdown_table(["id", "game", "optimum at the defaults"], rows)
