@@ -10,6 +10,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.colors import PowerNorm
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 # The relative-gap axis is symlog: linear below this, so that a gap of exactly 0 is drawn at 0.
@@ -89,9 +90,20 @@ def plot_training(
         "agreement, weighted by how often optimal play visits each state", fontsize=9
     )
     agree_ax.set_ylim(top=100.5)
+    lengths = [max(p["steps"] for p in r["curve"]) for rs in series.values() for r in rs]
+    firsts = [r["curve"][1]["steps"] for rs in series.values() for r in rs if len(r["curve"]) > 1]
+    # Budgets ten times apart (PPO and Q-learning) share a symlog step axis, linear up to the
+    # first evaluation interval, so that the shorter curve is not squeezed against 0.
+    wide = bool(firsts) and max(lengths) > 10 * min(lengths)
     for ax in (gap_ax, agree_ax):
+        if wide:
+            ax.set_xscale("symlog", linthresh=min(firsts))
+            ax.set_xlim(left=0)
         ax.xaxis.set_major_formatter(steps_formatter())
         ax.grid(alpha=0.3)
+    if wide:
+        agree_ax.set_xlabel(f"environment steps (symlog axis, linear below {min(firsts):,})")
+        gap_ax.set_xlabel(f"environment steps (symlog axis, linear below {min(firsts):,})")
     handles, labels = gap_ax.get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.suptitle(f"{title}, {budget} budget (band: min..max over seeds)", fontsize=10)
@@ -137,11 +149,14 @@ def plot_losses(
             size = observations[:, :2].max(axis=0) + 1
             grid = np.zeros(size)
             np.add.at(grid, (observations[:, 0], observations[:, 1]), losses)
+            # A square-root colour scale: a few cells hold much of the gap, and the rest,
+            # spread thin, would vanish on a linear one.
             image = ax.imshow(
-                grid.T, origin="lower", cmap="magma_r", aspect="auto", interpolation="nearest"
-            )
-            rest = f" (summed over {', '.join(names[2:])})" if len(names) > 2 else ""
-            fig.colorbar(image, ax=ax, label=f"value lost there{rest}")
+                grid.T, origin="lower", cmap="magma_r", aspect="auto", interpolation="nearest",
+                norm=PowerNorm(0.5, vmin=0.0),
+            )  # fmt: skip
+            rest = f", summed over {', '.join(names[2:])}" if len(names) > 2 else ""
+            fig.colorbar(image, ax=ax, label=f"value lost there (square-root scale{rest})")
             ax.set(xlabel=names[0], ylabel=names[1])
             _integer_axis(ax.xaxis)
             _integer_axis(ax.yaxis)
