@@ -132,6 +132,35 @@ def _score_row(where: str, label: str, results: list[dict], prefix: str) -> list
     ]
 
 
+def best_agents(groups: dict[Path, dict[str, Any]]) -> str:
+    """Per game and arguments, the agent with the smallest mean gap, its best seed, and the
+    largest relative gap of any seed of any agent there."""
+    by_setting: dict[tuple[str, str], list[Path]] = defaultdict(list)
+    for path, group in groups.items():
+        config = group["config"]
+        by_setting[(config["env_id"], json.dumps(config["env_kwargs"]))].append(path)
+    lines = []
+    for (env_id, kwargs_json), paths in by_setting.items():
+
+        def mean_gap(path: Path) -> float:
+            return float(np.mean([r["gap"] for r in groups[path]["results"]]))
+
+        best = min(paths, key=mean_gap)
+        results = groups[best]["results"]
+        top = min(results, key=lambda r: r["gap"])
+        worst = max((r for p in paths for r in groups[p]["results"]),
+                    key=lambda r: r["relative_gap"])  # fmt: skip
+        lines.append(
+            f"- {env_id.split('/')[-1]} ({_kwargs_text(json.loads(kwargs_json))}): best agent "
+            f"{_label(best, results[0])}, mean gap {mean_gap(best):.4g} (value "
+            f"{np.mean([r['value'] for r in results]):.6g} against the optimum "
+            f"{results[0]['optimal_value']:.6g}); its best seed {top['seed']} has gap "
+            f"{top['gap']:.4g}. The largest relative gap of any seed here: "
+            f"{100 * worst['relative_gap']:.3g} % ({worst['agent']}, seed {worst['seed']})."
+        )
+    return "Best agents (greedy policies):\n\n" + "\n".join(lines)
+
+
 def results_table(groups: dict[Path, dict[str, Any]]) -> str:
     header = [
         "game", "agent", "optimal value", "agent value", "gap", "relative gap", "agreement",
@@ -457,7 +486,7 @@ def build_report(
     out = Path(out)
     groups = collect(configs, budget, runs, games)
     out.mkdir(parents=True, exist_ok=True)
-    table = results_table(groups)
+    table = results_table(groups) + "\n\n" + best_agents(groups)
     timing = timing_table(groups)
     # One figure per game and env arguments: a gap compares only within one game. A game
     # trained with one set of arguments keeps the plain name <game>.png.
