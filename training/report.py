@@ -30,6 +30,7 @@ from baselines.readme import replace_section
 from training.evaluation import game_arguments
 from training.plots import (
     REFERENCE_STYLES,
+    ZERO_RELATIVE_GAP,
     episodes_to_resolve,
     plot_losses,
     plot_monte_carlo,
@@ -132,6 +133,12 @@ def _score_row(where: str, label: str, results: list[dict], prefix: str) -> list
     ]
 
 
+def _gap_text(result: dict[str, Any]) -> str:
+    if abs(result["relative_gap"]) <= ZERO_RELATIVE_GAP:
+        return "0 (optimal, up to round-off)"
+    return f"{result['gap']:.4g}"
+
+
 def best_agents(groups: dict[Path, dict[str, Any]]) -> str:
     """Per game and arguments, the agent with the smallest mean gap, its best seed, and the
     largest relative gap of any seed of any agent there."""
@@ -155,7 +162,7 @@ def best_agents(groups: dict[Path, dict[str, Any]]) -> str:
             f"{_label(best, results[0])}, mean gap {mean_gap(best):.4g} (value "
             f"{np.mean([r['value'] for r in results]):.6g} against the optimum "
             f"{results[0]['optimal_value']:.6g}); its best seed {top['seed']} has gap "
-            f"{top['gap']:.4g}. The largest relative gap of any seed here: "
+            f"{_gap_text(top)}. The largest relative gap of any seed here: "
             f"{100 * worst['relative_gap']:.3g} % ({worst['agent']}, seed {worst['seed']})."
         )
     return "Best agents (greedy policies):\n\n" + "\n".join(lines)
