@@ -132,7 +132,7 @@ def plot_losses(
     as the largest bars."""
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.8), squeeze=False)
     for ax, (label, losses) in zip(axes[0], panels.items(), strict=True):
-        heading = f"{label}: gap {gaps[label]:.4g} (the cells sum to it)"
+        heading = f"{label}: gap {gaps[label]:.4g} (the cells or bars sum to it)"
         if labels is not None:
             by_label = np.bincount(observations[:, 1], losses, minlength=len(labels))
             top = [i for i in np.argsort(by_label)[::-1][:12] if by_label[i] > 0]
