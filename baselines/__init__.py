@@ -25,6 +25,7 @@ from baselines.evaluation import (
     score_probabilities,
 )
 from baselines.exploitability import Exploitability, exploitability
+from baselines.simultaneous import Equilibrium, equilibrium
 from baselines.solvers import Solution, bellman_residual, solve_mdp
 from baselines.specialised import SPECIALISED
 from dice_envs import make_model
@@ -33,12 +34,14 @@ from dice_envs.tables import Tables, build_tables
 TabularMDP = Tables  # the name before the tables moved into dice_envs
 
 __all__ = [
+    "Equilibrium",
     "Evaluation",
     "Exploitability",
     "Solution",
     "Tables",
     "TabularMDP",
     "enumerated",
+    "equilibrium",
     "evaluate",
     "exploitability",
     "policy_actions",

@@ -148,6 +148,18 @@ def _solve_ten_thousand(model) -> Solution:
     return solve_ten_thousand(model)
 
 
+def _solve_simultaneous_hog(model) -> Solution:
+    from baselines.simultaneous import solve_simultaneous_fold
+
+    return solve_simultaneous_fold(model)
+
+
+def _simultaneous_hog_rows(model) -> int:
+    from baselines.simultaneous import simultaneous_outcome_rows
+
+    return simultaneous_outcome_rows(model)
+
+
 @dataclass(frozen=True)
 class Specialised:
     """A game-specific solver and the number of outcome rows of the game's tables (to decide
@@ -164,6 +176,7 @@ SPECIALISED = {
     ),
     "dice_envs/Pig-v0": Specialised(_solve_pig),
     "dice_envs/TenThousand-v0": Specialised(_solve_ten_thousand),
+    "dice_envs/SimultaneousHog-v0": Specialised(_solve_simultaneous_hog, _simultaneous_hog_rows),
     # Banded backward pass, O(N * sqrt(N)); the tables (3 outcome rows per position) are built
     # for the residual only up to TABLE_ROWS_LIMIT, a horizon of about 3,650.
     "dice_envs/ChowRobbins-v0": Specialised(

@@ -72,6 +72,10 @@ class TwoPlayerSolution:
 def optimal_policy(model: TwoPlayerModel) -> np.ndarray:
     """Action probabilities over the model's observation grid of its two-player optimum (the
     "optimal" opponent)."""
+    if getattr(model, "simultaneous", False):  # a mixed equilibrium
+        from baselines.simultaneous import solve_equilibrium
+
+        return solve_equilibrium(model).probabilities()
     return two_player_optimum(model).probabilities()
 
 

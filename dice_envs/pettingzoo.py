@@ -57,7 +57,7 @@ def _two_player_games() -> dict[str, tuple[type, str]]:
             module, _, attribute = entry.partition(":")
             entry = getattr(importlib.import_module(module), attribute)
         model_class = getattr(entry, "model_class", None)
-        if model_class is not None:
+        if model_class is not None and not getattr(model_class, "simultaneous", False):
             name = re.sub(r"(?<!^)(?=[A-Z])", "_", model_class.__name__).lower()
             found[name] = (model_class, env_id)
     return found

@@ -125,6 +125,16 @@ register_game(
     "dice_envs.games.hog:HogSolitaire",
     [{"goal": 20}, {"goal": 12, "max_dice": 3, "sides": 4}, {"goal": 1}],
 )
+# optimum 0.5 at goal=100 (the equilibrium: baselines.equilibrium): the television game
+register_game(
+    "dice_envs/SimultaneousHog-v0",
+    "dice_envs.games.simultaneous_hog:SimultaneousHogVersus",
+    [
+        {"goal": 12, "max_dice": 3},
+        {"goal": 8, "max_dice": 2, "sides": 4, "opponent": "random"},
+        {"goal": 5, "max_dice": 3, "opponent": "dice-2"},
+    ],
+)
 # Tijms's stopping games (seed 002). optimum 5.129 (rolls=5, sides=6)
 register_game(
     "dice_envs/DieStopping-v0",

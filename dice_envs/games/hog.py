@@ -158,28 +158,30 @@ class Hog:
         end, reward, terminal, faces = self._throw(state, action, uniform)
         return end, reward, terminal, {"rolls": faces}
 
-    def _throw(self, state: HogState, action: int, uniform: Callable[[], float]):
-        mover, first, second = state
-        count = action + 1
+    def throw(self, count: int, uniform: Callable[[], float]) -> tuple[list[int], int]:
+        """Throw `count` dice with as few `uniform()` draws as the sampler's tables allow: the
+        faces, and the points they score (0 if any shows 1)."""
         if count <= self._chunk:  # one uniform draw
             size, table = self._throw_tables[count]
             faces, _bust, _sum, points = table[int(uniform() * size)]
-            faces = list(faces)
-        elif count <= 2 * self._chunk:  # two draws
+            return list(faces), points
+        if count <= 2 * self._chunk:  # two draws
             size, table = self._throw_tables[self._chunk]
             first_faces, first_bust, first_sum, _ = table[int(uniform() * size)]
             size, table = self._throw_tables[count - self._chunk]
             faces, bust, total, _ = table[int(uniform() * size)]
-            faces = [*first_faces, *faces]
-            points = 0 if first_bust or bust else first_sum + total
-        else:
-            faces, bust, points = [], False, 0
-            while count:  # up to `_chunk` dice from each uniform draw
-                size, table = self._throws[min(count, self._chunk)]
-                thrown, one, total, _ = table[int(uniform() * size)]
-                faces.extend(thrown)
-                bust, points, count = bust or one, points + total, count - len(thrown)
-            points = 0 if bust else points
+            return [*first_faces, *faces], 0 if first_bust or bust else first_sum + total
+        faces, bust, points = [], False, 0
+        while count:  # up to `_chunk` dice from each uniform draw
+            size, table = self._throws[min(count, self._chunk)]
+            thrown, one, total, _ = table[int(uniform() * size)]
+            faces.extend(thrown)
+            bust, points, count = bust or one, points + total, count - len(thrown)
+        return faces, 0 if bust else points
+
+    def _throw(self, state: HogState, action: int, uniform: Callable[[], float]):
+        mover, first, second = state
+        faces, points = self.throw(action + 1, uniform)
         if mover == 0:
             if first + points >= self.goal:
                 return (0, self.goal, second), 1.0, True, faces

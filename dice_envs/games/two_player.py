@@ -880,23 +880,33 @@ class Solitaire:
         return dice[-size[0] :], lines
 
 
-def fold_factory(model_class: type, default_opponent: str) -> Callable[..., Fold]:
+def fold_factory(model_class: type, default_opponent: str) -> Callable[..., Any]:
     """The single-agent model of a two-player game: `model_class`'s keyword arguments plus
-    `opponent` (default `default_opponent`) and `agent_starts`."""
+    `opponent` (default `default_opponent`) and, for alternating moves, `agent_starts`. A
+    simultaneous-move model (`simultaneous = True`) is folded by `SimultaneousFold`."""
+    extra = [
+        inspect.Parameter("opponent", inspect.Parameter.KEYWORD_ONLY, default=default_opponent)
+    ]
+    if getattr(model_class, "simultaneous", False):
+        from dice_envs.games.simultaneous import SimultaneousFold  # it imports this module
 
-    def make(opponent: object = default_opponent, agent_starts: bool | None = None, **kwargs):
-        return Fold(model_class(**kwargs), opponent, agent_starts)
+        def make(opponent: object = default_opponent, **kwargs):
+            return SimultaneousFold(model_class(**kwargs), opponent)
 
+    else:
+
+        def make(opponent: object = default_opponent, agent_starts: bool | None = None, **kwargs):
+            return Fold(model_class(**kwargs), opponent, agent_starts)
+
+        extra.append(
+            inspect.Parameter("agent_starts", inspect.Parameter.KEYWORD_ONLY, default=None)
+        )
     make.__doc__ = model_class.__doc__
     make.__name__ = make.__qualname__ = f"{model_class.__name__}Versus"
     make.model_class = model_class  # type: ignore[attr-defined]
     parameters = [p for p in inspect.signature(model_class).parameters.values() if p.name != "self"]
     make.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [
-            *(p.replace(kind=p.KEYWORD_ONLY) for p in parameters),
-            inspect.Parameter("opponent", inspect.Parameter.KEYWORD_ONLY, default=default_opponent),
-            inspect.Parameter("agent_starts", inspect.Parameter.KEYWORD_ONLY, default=None),
-        ]
+        [*(p.replace(kind=p.KEYWORD_ONLY) for p in parameters), *extra]
     )
     return make
 
