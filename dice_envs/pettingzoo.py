@@ -32,7 +32,7 @@ from dice_envs.registration import GAMES
 
 try:
     import pettingzoo as pettingzoo_package
-    from pettingzoo import AECEnv
+    from pettingzoo import AECEnv, ParallelEnv
 except ImportError as error:  # pragma: no cover - the message is the point
     raise ImportError(
         "dice_envs.pettingzoo needs PettingZoo: pip install 'dice-envs[pettingzoo]'"
@@ -42,6 +42,11 @@ AGENTS = ("player_0", "player_1")
 FIRST_PLAYERS = ("player_0", "player_1", None)
 
 
+def _simultaneous_games() -> dict[str, tuple[type, str]]:
+    """name -> (simultaneous-move model class, env id of its fold)."""
+    return _games(simultaneous=True)
+
+
 def _two_player_models() -> dict[str, type]:
     """name -> two-player model class, for every registered id that folds one ("pig" for
     `dice_envs/Pig-v0`); a game registered later is found as well."""
@@ -49,7 +54,11 @@ def _two_player_models() -> dict[str, type]:
 
 
 def _two_player_games() -> dict[str, tuple[type, str]]:
-    """name -> (two-player model class, env id of its fold)."""
+    """name -> (two-player model class, env id of its fold), alternating moves."""
+    return _games(simultaneous=False)
+
+
+def _games(simultaneous: bool) -> dict[str, tuple[type, str]]:
     found: dict[str, tuple[type, str]] = {}
     for env_id, game in GAMES.items():
         entry = game.model
@@ -57,15 +66,20 @@ def _two_player_games() -> dict[str, tuple[type, str]]:
             module, _, attribute = entry.partition(":")
             entry = getattr(importlib.import_module(module), attribute)
         model_class = getattr(entry, "model_class", None)
-        if model_class is not None and not getattr(model_class, "simultaneous", False):
+        if model_class is not None and getattr(model_class, "simultaneous", False) == simultaneous:
             name = re.sub(r"(?<!^)(?=[A-Z])", "_", model_class.__name__).lower()
             found[name] = (model_class, env_id)
     return found
 
 
 def names() -> tuple[str, ...]:
-    """The two-player games this module makes envs of."""
+    """The two-player games with alternating moves (AEC envs, `env(name)`)."""
     return tuple(_two_player_models())
+
+
+def parallel_names() -> tuple[str, ...]:
+    """The simultaneous-move games (parallel envs, `parallel_env(name)`)."""
+    return tuple(_simultaneous_games())
 
 
 class DiceAECEnv(AECEnv):
@@ -304,6 +318,196 @@ class DiceAECEnv(AECEnv):
         pass
 
 
+class DiceParallelEnv(ParallelEnv):
+    """A simultaneous-move dice game as a PettingZoo parallel env.
+
+    ## Description
+    The game of the simultaneous-move model (its rules: the model's docstring,
+    `help(env.model)`; Simultaneous Hog is Tijms and van der Wal's television game). Both
+    agents act in every step, neither seeing the other's action; chance is drawn from the env's
+    seeded generator. `player_0` sits in seat 0 and `player_1` in seat 1.
+
+    ## Action Space
+    The model's `Discrete(num_actions)` for both agents (Simultaneous Hog: action a throws
+    a + 1 dice).
+
+    ## Observation Space
+    `Dict(observation=..., action_mask=Box(0, 1, (num_actions,), int8))`: `observation` is
+    what the single-agent env shows, from the observing agent's side (own score, opponent
+    score); `action_mask` its legal actions (all zeros once the game is over).
+
+    ## Rewards
+    Zero-sum, at the end only: +1 to the winner, -1 to the loser (a tie's coin included). An
+    agent's expected return is 2 p - 1, where p is its win probability, the expected return of
+    the single-agent env.
+
+    ## Starting State
+    The model's start (scores 0), or `reset(options={"state": state})` (a model state, e.g.
+    (score of player_0, score of player_1)).
+
+    ## Episode End
+    Termination for both agents when a move takes a player to the goal; `agents` is then
+    empty. No truncation: the game ends with probability 1.
+
+    ## Info
+    `info["rolls"]`: the dice the agent threw this step; `info["opponent_rolls"]`: the other's.
+
+    ## Arguments
+    - `name`: one of `parallel_names()` ("simultaneous_hog").
+    - the model's keyword arguments (`goal`, `max_dice`, `sides`).
+    - `render_mode=None`: "ansi" or "rgb_array" (from player_0's side).
+
+    ## Version History
+    - v0: initial version.
+    """
+
+    metadata = {
+        "name": "dice_envs_parallel_v0",
+        "render_modes": ["ansi", "rgb_array"],
+        "render_fps": 4,
+        "is_parallelizable": True,
+    }
+
+    def __init__(self, name: str, render_mode: str | None = None, **kwargs: Any) -> None:
+        games = _simultaneous_games()
+        if name not in games:
+            raise ValueError(f"name must be one of {', '.join(games)}; got {name!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
+        self.model = model = games[name][0](**kwargs)
+        self.name, self.render_mode = name, render_mode
+        self.metadata = {**self.metadata, "name": f"dice_envs_{name}_v0"}
+        self.__doc__ = type(model).__doc__
+        self.possible_agents = list(AGENTS)
+        self.agents: list[str] = []
+        self._num_actions = model.num_actions
+        observation = spaces.MultiDiscrete(tuple(int(n) for n in model.observation_nvec))
+        self._observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": observation,
+                    "action_mask": spaces.Box(0, 1, (model.num_actions,), np.int8),
+                }
+            )
+            for agent in AGENTS
+        }
+        self._action_spaces = {agent: spaces.Discrete(model.num_actions) for agent in AGENTS}
+        self._start = model.initial_states()
+        self._start_bounds = cumulative([p for p, _ in self._start])
+        self._events = tuple(getattr(model, "event_keys", ()))
+        self._np_random: np.random.Generator | None = None
+        self.state: Any = None
+        self.over = False
+        self.thrown: dict[str, tuple[list, list]] = {}  # each seat's events of the last step
+
+    def __repr__(self) -> str:
+        return f"DiceParallelEnv({self.model!r})"
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._action_spaces[agent]
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        if self._np_random is None:
+            self._np_random, _ = seeding.np_random()
+        return self._np_random
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"reset options must be a dict (key 'state'), got {options!r}")
+        unknown = sorted(set(options or {}) - {"state"})
+        if unknown:
+            warnings.warn(f"reset ignores the options {unknown}; it knows 'state'", stacklevel=2)
+        if seed is not None:
+            self._np_random, _ = seeding.np_random(seed)
+        if options and options.get("state") is not None:
+            self.state = self.model.validate_state(options["state"])
+        else:
+            self.state = self._start[draw(self._start_bounds, self.np_random.random)][1]
+        self.agents, self.over = list(AGENTS), False
+        self.thrown = {key: ([], []) for key in self._events}
+        infos = {agent: self._info(seat) for seat, agent in enumerate(AGENTS)}
+        return self._observations(), infos
+
+    def _observations(self) -> dict[str, dict[str, np.ndarray]]:
+        observations = {}
+        for seat, agent in enumerate(AGENTS):
+            mask = np.zeros(self._num_actions, dtype=np.int8)
+            if not self.over:
+                mask[list(self.model.legal_actions(self.state, seat))] = 1
+            observations[agent] = {
+                "observation": np.array(self.model.observation(self.state, seat), dtype=np.int64),
+                "action_mask": mask,
+            }
+        return observations
+
+    def _info(self, seat: int) -> dict[str, list]:
+        info = {}
+        for key, both in self.thrown.items():
+            info[key], info["opponent_" + key] = list(both[seat]), list(both[1 - seat])
+        return info
+
+    def action_masks(self, agent: str) -> np.ndarray:
+        """The legal actions of `agent`, as booleans (for masked learners)."""
+        return self._observations()[agent]["action_mask"].astype(bool)
+
+    def step(self, actions: dict[str, Any]):
+        if self.state is None:
+            raise RuntimeError("step() called before reset()")
+        if self.over:
+            raise RuntimeError("the game is over: call reset()")
+        if not isinstance(actions, dict) or set(actions) != set(AGENTS):
+            raise ValueError(f"actions must be a dict with an action for each of {AGENTS}")
+        joint = tuple(action_index(actions[agent], self._num_actions) for agent in AGENTS)
+        state, reward, terminal, info = self.model.sample_joint(
+            self.state, joint, self.np_random.random
+        )
+        self.state, self.over = state, bool(terminal)
+        self.thrown = {key: (list(info[key][0]), list(info[key][1])) for key in self._events}
+        # The model pays player 0 one point for a win: +1 / -1 here.
+        outcome = 2.0 * reward - 1.0 if terminal else 0.0
+        rewards = {"player_0": outcome, "player_1": -outcome if terminal else 0.0}
+        terminations = dict.fromkeys(AGENTS, self.over)
+        truncations = dict.fromkeys(AGENTS, False)
+        observations = self._observations()
+        infos = {agent: self._info(seat) for seat, agent in enumerate(AGENTS)}
+        if self.over:
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    def state_array(self) -> np.ndarray:
+        """The model state as an array (player_0's score, player_1's)."""
+        return np.array(self.state, dtype=np.int64)
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            return None
+        if self.state is None:
+            raise RuntimeError("render() called before reset()")
+        if self.render_mode == "ansi":
+            over = " (game over)" if self.over else ""
+            return f"player_0's view: {self.model.render_text(self.state, 0)}{over}"
+        dice, lines = self.model.picture(self.state, 0, self._info(0))
+        max_dice, max_lines = self.model.picture_size
+        sides = getattr(self.model, "sides", 6)
+        return render_scene(dice, lines, max_dice=max_dice, max_lines=max_lines, pips=sides <= 6)
+
+    def close(self) -> None:
+        pass
+
+
+def parallel_env(name: str, **kwargs: Any) -> DiceParallelEnv:
+    """The parallel env of the simultaneous-move game `name` (see `parallel_names()`), with the
+    model's keyword arguments and `render_mode`."""
+    return DiceParallelEnv(name, **kwargs)
+
+
 def env(name: str, **kwargs: Any) -> DiceAECEnv:
     """The AEC env of the two-player game `name` (see `names()`) with the model's keyword
     arguments, `first_player` and `render_mode`."""
@@ -324,8 +528,21 @@ def register_all() -> None:
     for name, (_, env_id) in _two_player_games().items():
         if env_id not in registry:
             register("aec", env_id, entry_point=env, kwargs={"name": name})
+    parallel_registry = getattr(pettingzoo_package, "parallel_registry", None)
+    for name, (_, env_id) in _simultaneous_games().items():
+        if parallel_registry is not None and env_id not in parallel_registry:
+            register("parallel", env_id, entry_point=parallel_env, kwargs={"name": name})
 
 
 register_all()
 
-__all__ = ["AGENTS", "DiceAECEnv", "env", "names", "raw_env"]
+__all__ = [
+    "AGENTS",
+    "DiceAECEnv",
+    "DiceParallelEnv",
+    "env",
+    "names",
+    "parallel_env",
+    "parallel_names",
+    "raw_env",
+]

@@ -237,3 +237,70 @@ def test_the_equilibrium_is_unexploitable_and_five_dice_is_exploited():
     generic = baselines.solve(ENV_ID, method="generic", goal=goal, max_dice=dice, opponent="dice-5")
     assert fast == pytest.approx(generic.value, abs=1e-11)
     assert fast - 0.5 > 0.01
+
+
+# -- the PettingZoo parallel env --------------------------------------------------------------
+def test_the_parallel_env_passes_pettingzoos_api_test():
+    from pettingzoo import ParallelEnv
+    from pettingzoo.test import parallel_api_test
+
+    from dice_envs.pettingzoo import DiceParallelEnv, parallel_env, parallel_names
+
+    assert parallel_names() == ("simultaneous_hog",)
+    game = parallel_env("simultaneous_hog", goal=25, max_dice=4)
+    assert isinstance(game, ParallelEnv) and isinstance(game, DiceParallelEnv)
+    with pytest.warns(UserWarning, match="reset ignores"):  # the test's made-up options
+        parallel_api_test(game, num_cycles=300)
+
+
+@pytest.mark.parametrize(
+    ("goal", "dice", "state", "actions"),
+    [(15, 4, (3, 7), (2, 0)), (15, 4, (11, 12), (3, 3)), (4, 1, (2, 2), (0, 0))],
+)
+def test_the_parallel_env_samples_the_models_joint_law(goal, dice, state, actions):
+    """Chi-square of the next (state, reward) against `joint_transitions`, the coin of a tie
+    included (at (2, 2) of 4 with one die each, 5 throws in 36 tie)."""
+    from scipy.stats import chisquare
+
+    from dice_envs.pettingzoo import parallel_env
+
+    model = SimultaneousHog(goal=goal, max_dice=dice)
+    outcomes = model.joint_transitions(state, actions)
+    index = {(s, r): i for i, (_, s, r, _) in enumerate(outcomes)}
+    game = parallel_env("simultaneous_hog", goal=goal, max_dice=dice)
+    game.reset(seed=11)
+    draws, counts = 6000, np.zeros(len(outcomes))
+    for _ in range(draws):
+        game.reset(options={"state": state})
+        _, rewards, terminations, _, _ = game.step(
+            dict(zip(("player_0", "player_1"), actions, strict=True))
+        )
+        won = float(rewards["player_0"] > 0)
+        counts[index[(game.state, won if terminations["player_0"] else 0.0)]] += 1
+    expected = np.array([t.prob for t in outcomes]) * draws
+    assert chisquare(counts, expected).pvalue > 1e-3
+    # rewards are zero-sum +1 / -1 at the end: checked on the last step
+    assert rewards["player_0"] + rewards["player_1"] == 0.0
+
+
+def test_the_parallel_env_is_seeded_and_refuses_bad_actions():
+    from dice_envs.pettingzoo import parallel_env
+
+    def play(seed):
+        game = parallel_env("simultaneous_hog", goal=30)
+        game.reset(seed=seed)
+        seen = []
+        while game.agents:
+            observations, *_ = game.step({"player_0": 4, "player_1": 6})
+            seen.append(tuple(observations["player_0"]["observation"]))
+        return seen
+
+    assert play(5) == play(5) != play(6)
+    game = parallel_env("simultaneous_hog", goal=30)
+    with pytest.raises(RuntimeError, match="before reset"):
+        game.step({"player_0": 0, "player_1": 0})
+    game.reset(seed=0)
+    with pytest.raises(ValueError, match="an action for each"):
+        game.step({"player_0": 0})
+    with pytest.raises(ValueError, match="name must be one of"):
+        parallel_env("hog")
