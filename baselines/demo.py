@@ -66,6 +66,8 @@ SUMMARIES = {
     "dice_envs/DieStopping-v0": "roll a d6 at most five times; stop for the face showing",
     "dice_envs/RedBlackCards-v0": "draw from 26 red and 26 black cards; stop for red minus black",
     "dice_envs/ChowRobbins-v0": "toss a coin at most 100 times; stop for the share of heads",
+    "dice_envs/SimultaneousHog-v0": "Hog to 100 with both throwing at once (the television "
+    "game), against the five-dice rule, win = 1; its equilibrium mixes",
 }
 
 
@@ -93,14 +95,23 @@ def markdown_table(header: list[str], rows: list[list[object]]) -> str:
 
 
 def optimum_table(env_ids=ENV_IDS) -> str:
-    """Every id at its defaults by each solver. "time" is the solve; a generic solve's includes
-    building the tables, a specialised one's does not ("tables": built to measure its
-    residual)."""
+    """Every id at its defaults by each solver (not the generic one where a specialised solver
+    says the tables would exceed `TABLE_ROWS_LIMIT` rows). "time" is the solve; a generic
+    solve's includes building the tables, a specialised one's does not ("tables": built to
+    measure its residual)."""
     rows = []
     for env_id in env_ids:
         methods = ["generic"] + (["specialised"] if env_id in baselines.SPECIALISED else [])
+        specialised = baselines.SPECIALISED.get(env_id)
+        if (
+            specialised
+            and specialised.outcome_rows(make_model(env_id)) > baselines.TABLE_ROWS_LIMIT
+        ):
+            methods = ["specialised"]  # the generic solve's tables would not fit the demo
         for method in methods:
             solution = baselines.solve(env_id, method=method)
+            residual = solution.bellman_residual
+            measured = np.isfinite(residual)
             rows.append(
                 [
                     f"`{env_id}`",
@@ -109,8 +120,8 @@ def optimum_table(env_ids=ENV_IDS) -> str:
                     f"{solution.value:.6f}",
                     solution.method,
                     f"{solution.seconds * 1000:.1f} ms",
-                    f"{solution.bellman_residual:.1e}",
-                    f"{solution.table_seconds * 1000:.1f} ms",
+                    f"{residual:.1e}" if measured else "not measured",
+                    f"{solution.table_seconds * 1000:.1f} ms" if measured else "not built",
                 ]
             )
     header = [
@@ -477,6 +488,138 @@ def plot_hog_dice(out: Path) -> str:
     )
 
 
+SIMULTANEOUS_HOG = "dice_envs/SimultaneousHog-v0"
+# Named policies of Simultaneous Hog scored against the equilibrium and its best response.
+SIMULTANEOUS_POLICIES = ("five-dice", "dice-5", "dice-6", "random")
+FICTITIOUS_PLAY_ITERATIONS = 100
+
+
+def simultaneous_hog_section(out: Path) -> str:
+    """The television game's equilibrium: its solve, where it mixes, its value, and named
+    policies scored exactly against it and against their best responses."""
+    from baselines.simultaneous import best_response, fictitious_play, pair_values
+
+    solved = baselines.equilibrium(SIMULTANEOUS_HOG)
+    model = make_model(SIMULTANEOUS_HOG).model
+    goal, dice_max = solved.goal, solved.max_dice
+    title = f"Simultaneous Hog (goal={goal}, max_dice={dice_max})"
+    probs = solved.strategies[:goal, :goal]
+    counts = np.arange(1, dice_max + 1)
+    expected = probs @ counts
+    support = (probs > 0).sum(axis=-1)
+    mixed = support > 1
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5))
+    image = axes[0].imshow(
+        expected.T, origin="lower", cmap="viridis", vmin=0.5, vmax=dice_max + 0.5,
+        interpolation="nearest",
+    )  # fmt: skip
+    bar = fig.colorbar(image, ax=axes[0], ticks=range(1, dice_max + 1))
+    bar.set_label("expected number of dice")
+    own, other = np.nonzero(mixed)
+    axes[0].scatter(own, other, s=6, c="white", edgecolors="black", linewidths=0.3)
+    axes[0].legend(
+        handles=[Line2D([], [], ls="", marker="o", mfc="white", mec="black", label="mixes")],
+        loc="lower left", fontsize=8,
+    )  # fmt: skip
+    axes[0].set(xlabel="own score", ylabel="opponent score", title=f"{title}: dice at equilibrium")
+    image = axes[1].imshow(
+        solved.values[:goal, :goal].T, origin="lower", cmap="RdBu", vmin=0, vmax=1,
+        interpolation="nearest",
+    )  # fmt: skip
+    fig.colorbar(image, ax=axes[1]).set_label("win probability (both at equilibrium)")
+    axes[1].set(xlabel="own score", ylabel="opponent score", title=f"{title}: value")
+    for ax in axes:
+        ax.title.set_fontsize(10)
+    fig.tight_layout()
+    fig.savefig(out / "simultaneous_hog.png", dpi=100)
+    plt.close(fig)
+
+    # Where it mixes most: the opponent score with the most mixed positions, as stacked bars.
+    row = int(np.argmax(mixed.sum(axis=0)))
+    scores = np.arange(goal)
+    shown = scores[scores >= max(0, int(own.min()) - 5)]
+    fig, ax = plt.subplots(figsize=(12, 4))
+    bottom = np.zeros(len(shown))
+    colours = plt.get_cmap("tab10")
+    for a in range(dice_max):
+        share = probs[shown, row, a]
+        if share.any():
+            ax.bar(shown, share, bottom=bottom, color=colours(a), label=f"{a + 1} dice")
+            bottom += share
+    ax.set(
+        xlabel="own score",
+        ylabel="probability",
+        title=f"{title}: the equilibrium strategy with the opponent at {row}",
+    )
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="throw")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.title.set_fontsize(10)
+    fig.tight_layout()
+    fig.savefig(out / "simultaneous_hog_strategy.png", dpi=100)
+    plt.close(fig)
+
+    rows, exploitable = [], {}
+    for name in (*SIMULTANEOUS_POLICIES, "optimal"):
+        table = model.named_policy(name) if name != "optimal" else solved.strategies
+        against = pair_values(model, table, solved.strategies)[0, 0]
+        response = best_response(model, table)[0, 0].max()
+        exploitable[name] = response - 0.5
+        rows.append(
+            [name, f"{against:.6f}", f"{response:.6f}", _exploitability_cell(response - 0.5)]
+        )
+
+    learned = fictitious_play(model, FICTITIOUS_PLAY_ITERATIONS)
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    steps = np.arange(1, FICTITIOUS_PLAY_ITERATIONS + 1)
+    ax.loglog(steps, learned.exploitability, marker=".", ms=3, label="fictitious play (average)")
+    for name, style in zip(("five-dice", "dice-6", "random"), ("--", ":", "-."), strict=True):
+        ax.axhline(exploitable[name], color="grey", ls=style, lw=1, label=name)
+    ax.set(
+        xlabel="iteration (best responses averaged)",
+        ylabel="exploitability (win probability, log scale)",
+        title=f"{title}\nfictitious play from the uniform strategy, scored exactly",
+    )
+    ax.title.set_fontsize(10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / "simultaneous_hog_fictitious_play.png", dpi=100)
+    plt.close(fig)
+    start = solved.strategy((0, 0))
+    sizes = np.bincount(support[mixed], minlength=dice_max + 1)
+    spread = ", ".join(
+        f"{sizes[k]} over {k} dice counts" for k in range(2, dice_max + 1) if sizes[k]
+    )
+    return (
+        f"![{title}: the equilibrium](images/simultaneous_hog.png)\n\n"
+        f"![{title}: a row of mixed strategies](images/simultaneous_hog_strategy.png)\n\n"
+        f"`baselines.equilibrium` solved all {goal * goal:,} positions in {solved.seconds:.1f} s "
+        f"({1e3 * solved.seconds / goal**2:.2f} ms a position; {solved.linear_programs:,} linear "
+        f"programs, at most {solved.steps} fixed-point steps a position; the strategies are a "
+        f"saddle point of every position's matrix game to {solved.saddle_gap:.1e}). At the "
+        f"start both throw {int(np.argmax(start)) + 1} dice "
+        f"(probability {start.max():.3g}), and the value is {solved.value:.6f}. "
+        f"{int(mixed.sum())} positions mix ({spread}), every one with a score sum of at least "
+        f"{int((own + other).min())}; everywhere else the equilibrium is pure.\n\n"
+        "Named policies, played by one player against the other at equilibrium (its win "
+        "probability from the start), and against its exact best response (the best "
+        "response's win probability; exploitability is that minus 1/2):\n\n"
+        + markdown_table(
+            ["policy", "against the equilibrium", "best response wins", "exploitability"], rows
+        )
+        + "\n\n**Fictitious play** (`baselines.simultaneous.fictitious_play`), an independent "
+        "learner with exact best responses: each iteration answers the average of the past "
+        "answers (the game is symmetric, so one average plays both seats; behaviour "
+        "strategies, averaged position by position), and the average is scored exactly. From "
+        "the uniform strategy, its exploitability is "
+        + ", ".join(
+            f"{learned.exploitability[k - 1]:.4f} after {k}"
+            for k in (1, 10, FICTITIOUS_PLAY_ITERATIONS)
+        )
+        + f" iterations ({learned.seconds:.1f} s).\n\n"
+        f"![{title}: fictitious play](images/simultaneous_hog_fictitious_play.png)"
+    )
+
+
 def ten_thousand_section(out: Path, docs: Path) -> str:
     optimum = baselines.solve(TEN_THOUSAND)
     generic = baselines.solve(TEN_THOUSAND, method="generic")
@@ -713,6 +856,7 @@ EXPLOITABILITY_CASES = (
     ("dice_envs/Pig-v0", {"goal": 100}, ("hold-at-20", "hold-at-25", "keep-pace", "random")),
     ("dice_envs/TwoDicePig-v0", {"goal": 50}, ("hold-at-20", "tijms", "random")),
     ("dice_envs/Hog-v0", {"goal": 50}, ("five-dice", "dice-4", "random")),
+    (SIMULTANEOUS_HOG, {"goal": 100}, ("five-dice", "dice-6", "random")),
 )
 
 
@@ -749,9 +893,10 @@ def exploitability_section() -> str:
         )
     return (
         "`baselines.exploitability(policy, env_id, **kwargs)`: the best response's win "
-        "probability against the policy (playing either seat, a coin flip for the first move) "
-        "minus 1/2. Time: the whole call, the best-response solve included (the two-player "
-        'optimum, for "optimal", is solved once per game and kept).\n\n'
+        "probability against the policy (playing either seat, a coin flip for the first move; "
+        "Simultaneous Hog has none) minus 1/2. Time: the whole call, the best-response solve "
+        'included (the two-player optimum, for "optimal", is solved once per game and '
+        "kept).\n\n"
         + markdown_table(
             ["game", "policy", "exploitability", "best response wins", "seconds"], rows
         )
@@ -802,7 +947,9 @@ def main(argv: list[str] | None = None) -> int:
     overview = [
         "## Optimal values at the default arguments\n\n"
         "Time: the solve (a generic solve's includes building the tables; a specialised one's"
-        " does not, and its tables are built only to measure the residual).\n\n" + optimum_table(),
+        " does not, and its tables are built only to measure the residual, up to "
+        f"{baselines.TABLE_ROWS_LIMIT:,} outcome rows; Simultaneous Hog's would have more, so"
+        " it has neither the generic solve nor the residual here).\n\n" + optimum_table(),
         "## The source documents' heuristics, evaluated exactly\n\n" + heuristic_table(),
     ]
     plot_d20(images)
@@ -827,6 +974,11 @@ def main(argv: list[str] | None = None) -> int:
             ["dice_envs/DieStopping-v0", "dice_envs/RedBlackCards-v0"],
         ),
         ("Chow–Robbins", chow_robbins_section(images), ["dice_envs/ChowRobbins-v0"]),
+        (
+            "Simultaneous Hog: the television game's equilibrium",
+            simultaneous_hog_section(images),
+            [SIMULTANEOUS_HOG],
+        ),
     ]
     closing = [
         "## Two players: how exploitable are the named policies?\n\n" + exploitability_section(),

@@ -346,6 +346,7 @@ def solve_simultaneous_fold(fold: SimultaneousFold) -> Solution:
     table[: model.goal, : model.goal] = fold.opponent_policy.batch_probs(scores).reshape(
         model.goal, model.goal, model.max_dice
     )
+    reachable = reachable_positions(model, table).sum()
     q = best_response(model, table).reshape(-1, model.max_dice)
     legal = np.ones_like(q, dtype=bool)
     index = GridIndex((model.goal, model.goal), np.ones(len(q), bool))
@@ -360,8 +361,32 @@ def solve_simultaneous_fold(fold: SimultaneousFold) -> Solution:
         method="specialised",
         seconds=time.perf_counter() - start,
         _residual=float("nan"),  # measured on the tables when first read
+        _reachable=int(reachable),
         batch_index=index.batch,
     )
+
+
+def reachable_positions(model: SimultaneousHog, opponent: np.ndarray) -> np.ndarray:
+    """[i, j]: whether the fold can reach position (i, j) from the start, the agent throwing
+    any number of dice and the opponent any it plays with positive probability (read at
+    (j, i)); a forward pass over score sums, since a move never lowers a score."""
+    goal = model.goal
+    theirs = opponent[:goal, :goal] > 0
+    scores = model.point_law > 0  # [points, action]
+    ours = scores.any(axis=1)  # points the agent can score with some number of dice
+    reach = np.zeros((goal, goal), dtype=bool)
+    reach[0, 0] = True
+    for total in range(2 * goal - 1):
+        for i in range(max(0, total - goal + 1), min(goal - 1, total) + 1):
+            j = total - i
+            if not reach[i, j]:
+                continue
+            their_points = (scores[:, theirs[j, i]]).any(axis=1)
+            first = i + np.flatnonzero(ours)
+            second = j + np.flatnonzero(their_points)
+            first, second = first[first < goal], second[second < goal]
+            reach[np.ix_(first, second)] = True
+    return reach
 
 
 def simultaneous_outcome_rows(fold: SimultaneousFold) -> int:
@@ -369,3 +394,98 @@ def simultaneous_outcome_rows(fold: SimultaneousFold) -> int:
     model = fold.model
     per_throw = (model.sides - 1) * model.max_dice + 2
     return model.goal**2 * model.max_dice * per_throw**2
+
+
+@dataclass
+class ShapleyIteration:
+    """Plain Shapley value iteration: every position's matrix game re-solved in every sweep,
+    all from the previous sweep's values (no ordering by score sum).
+
+    Attributes:
+        values: [i, j] player 0's values after the last sweep.
+        sweeps: sweeps done; residual: the largest change in the last one.
+        seconds: wall time; linear_programs: matrix games that needed the linear program.
+    """
+
+    values: np.ndarray
+    sweeps: int
+    residual: float
+    seconds: float
+    linear_programs: int
+
+
+def shapley_value_iteration(
+    model: SimultaneousHog, tol: float = 1e-12, max_sweeps: int = 10_000, max_seconds=np.inf
+) -> ShapleyIteration:
+    """Shapley's value iteration, the textbook method, for comparison with the ordered solve:
+    V_(n+1)(s) = val(M_s(V_n)) at every position at once, from V_0 = 1/2, until no value
+    moves by more than `tol` (or `max_sweeps` sweeps, or `max_seconds`). Pure saddle points
+    are found for all positions at once; the rest go to the linear program one by one."""
+    start = time.perf_counter()
+    sweep = _Sweep(model)
+    goal = model.goal
+    rows, columns = (axis.ravel() for axis in np.indices((goal, goal)))
+    sweep.values[:goal, :goal] = 0.5
+    residual, sweeps, programs = np.inf, 0, 0
+    while residual > tol and sweeps < max_sweeps and time.perf_counter() - start < max_seconds:
+        current = sweep.values[rows, columns].copy()
+        payoff = sweep.moves(rows, columns)  # the double bust reads the position's own V_n
+        worst, best = payoff.min(axis=2), payoff.max(axis=1)
+        new = worst.max(axis=1)
+        mixed = np.flatnonzero(new < best.min(axis=1))
+        for k in mixed:
+            new[k] = _linear_program(payoff[k])[2]
+        programs += len(mixed)
+        residual = float(np.abs(new - current).max())
+        sweep.values[rows, columns] = new
+        sweeps += 1
+    return ShapleyIteration(
+        values=sweep.values[:goal, :goal].copy(),
+        sweeps=sweeps,
+        residual=residual,
+        seconds=time.perf_counter() - start,
+        linear_programs=programs,
+    )
+
+
+@dataclass
+class FictitiousPlay:
+    """Fictitious play in behaviour strategies, scored exactly after every iteration.
+
+    Attributes:
+        strategies: [own, other, a] the average strategy after the last iteration.
+        exploitability: per iteration t = 0, 1, ...: the exploitability of the average
+            strategy before iteration t's best response is added (its best response's win
+            probability from the start minus 1/2).
+        seconds: wall time.
+    """
+
+    strategies: np.ndarray
+    exploitability: np.ndarray
+    seconds: float
+
+
+def fictitious_play(
+    model: SimultaneousHog, iterations: int, start: np.ndarray | None = None
+) -> FictitiousPlay:
+    """Both seats play one average strategy (the game is symmetric). Each iteration computes
+    the exact best response to it (`best_response`, one sweep), records its exploitability,
+    and moves the average a step 1 / (t + 2) towards the best response, position by position
+    (behaviour strategies, the positions weighted equally; the t + 2 counts the start, by
+    default the uniform strategy, as the first term of the average). An independent learner
+    with exact best responses: each player answers the other's empirical play."""
+    if not isinstance(iterations, int) or iterations < 1:
+        raise ValueError(f"iterations must be an integer >= 1, got {iterations!r}")
+    clock = time.perf_counter()
+    goal, actions = model.goal, model.max_dice
+    average = np.full((goal + 1, goal + 1, actions), 1.0 / actions) if start is None else start
+    average = np.array(average, dtype=float)
+    _grid_policy(model, average, "start")
+    curve = np.empty(iterations)
+    for t in range(iterations):
+        q = best_response(model, average)
+        curve[t] = q[0, 0].max() - 0.5
+        response = np.zeros_like(q)
+        np.put_along_axis(response, q.argmax(axis=-1)[..., None], 1.0, axis=-1)
+        average[:goal, :goal] += (response - average[:goal, :goal]) / (t + 2)
+    return FictitiousPlay(average, curve, time.perf_counter() - clock)

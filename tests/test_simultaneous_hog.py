@@ -13,14 +13,18 @@ from baselines.simultaneous import (
     SADDLE_TOLERANCE,
     best_response,
     equilibrium,
+    fictitious_play,
     matrix_game,
     pair_values,
     saddle_gap,
+    shapley_value_iteration,
     solve_position,
+    solve_simultaneous_fold,
 )
 from dice_envs import make_model
 from dice_envs.games.base import Transition
 from dice_envs.games.simultaneous_hog import SimultaneousHog
+from dice_envs.tables import build_tables
 
 ENV_ID = "dice_envs/SimultaneousHog-v0"
 
@@ -239,6 +243,35 @@ def test_the_equilibrium_is_unexploitable_and_five_dice_is_exploited():
     assert fast - 0.5 > 0.01
 
 
+def test_plain_shapley_iteration_reaches_the_ordered_solve():
+    """The textbook method (every position from the last sweep's values) and the ordered
+    solve (by score sum, a fixed point per position) give the same values."""
+    goal, dice = 15, 4
+    plain = shapley_value_iteration(SimultaneousHog(goal, dice))
+    solved = equilibrium(ENV_ID, goal=goal, max_dice=dice)
+    assert plain.residual <= 1e-12 and plain.sweeps > 1
+    np.testing.assert_allclose(plain.values, solved.values[:goal, :goal], atol=1e-10)
+
+
+def test_fictitious_play_is_scored_exactly_and_approaches_the_equilibrium():
+    goal, dice = 20, 4
+    model = SimultaneousHog(goal, dice)
+    learned = fictitious_play(model, 60)
+    uniform = baselines.exploitability("random", ENV_ID, goal=goal, max_dice=dice)
+    assert learned.exploitability[0] == pytest.approx(uniform.value, abs=1e-12)
+    final = best_response(model, learned.strategies)[0, 0].max() - 0.5
+    assert 0 < final < learned.exploitability[0] / 20
+    np.testing.assert_allclose(learned.strategies.sum(axis=-1), 1.0, atol=1e-12)
+    with pytest.raises(ValueError, match="iterations"):
+        fictitious_play(model, 0)
+
+
+@pytest.mark.parametrize("opponent", ["five-dice", "random", "dice-2"])
+def test_the_fast_solve_counts_the_folds_reachable_states(opponent):
+    fold = make_model(ENV_ID, goal=15, max_dice=3, opponent=opponent)
+    assert solve_simultaneous_fold(fold)._reachable == build_tables(fold).num_states
+
+
 # -- the PettingZoo parallel env --------------------------------------------------------------
 def test_the_parallel_env_passes_pettingzoos_api_test():
     from pettingzoo import ParallelEnv
@@ -251,6 +284,10 @@ def test_the_parallel_env_passes_pettingzoos_api_test():
     assert isinstance(game, ParallelEnv) and isinstance(game, DiceParallelEnv)
     with pytest.warns(UserWarning, match="reset ignores"):  # the test's made-up options
         parallel_api_test(game, num_cycles=300)
+    import pettingzoo
+
+    made = pettingzoo.make("parallel", ENV_ID, goal=20, max_dice=3)
+    assert isinstance(made, DiceParallelEnv) and (made.model.goal, made.model.max_dice) == (20, 3)
 
 
 @pytest.mark.parametrize(
