@@ -89,6 +89,7 @@ ENVS = [
     ("dice_envs/TwoDicePigSolitaire-v0", {}),
     ("dice_envs/Hog-v0", {}),
     ("dice_envs/HogSolitaire-v0", {}),
+    ("dice_envs/SimultaneousHog-v0", {}),
 ]
 
 
@@ -575,6 +576,52 @@ def bench_exploitability(repeats: int) -> list[dict]:
     return rows
 
 
+# Simultaneous Hog: the ordered solve and plain Shapley value iteration, side by side.
+EQUILIBRIUM_GAMES = ((50, 10), (100, 10))
+
+
+def bench_equilibrium() -> list[dict]:
+    """`baselines.equilibrium` (positions by score sum, a fixed point each) against plain
+    Shapley value iteration (every position re-solved from the last sweep's values, to 1e-12)
+    in the same run, with the largest difference of their values."""
+    from baselines.simultaneous import _solved, shapley_value_iteration
+    from dice_envs.games.simultaneous_hog import SimultaneousHog
+
+    rows = []
+    for goal, dice in EQUILIBRIUM_GAMES:
+        _solved.cache_clear()
+        ordered = _solved(goal, dice, 6)
+        plain = shapley_value_iteration(SimultaneousHog(goal, dice), tol=1e-12)
+        difference = float(np.abs(plain.values - ordered.values[:goal, :goal]).max())
+        common = {"goal": goal, "max_dice": dice, "positions": goal * goal}
+        rows.append({**common, "method": "ordered (baselines.equilibrium)",
+                     "seconds": ordered.seconds, "sweeps": 1,
+                     "linear_programs": ordered.linear_programs,
+                     "saddle_gap": ordered.saddle_gap})  # fmt: skip
+        rows.append({**common, "method": "plain Shapley value iteration",
+                     "seconds": plain.seconds, "sweeps": plain.sweeps,
+                     "linear_programs": plain.linear_programs, "residual": plain.residual,
+                     "difference": difference})  # fmt: skip
+    return rows
+
+
+def parallel_steps_per_second(game, steps: int, seed: int) -> float:
+    """Joint moves per second of a parallel env, uniformly random actions, new games as
+    needed."""
+    rng = np.random.default_rng(seed)
+    actions = game.action_space("player_0").n
+    game.reset(seed=seed)
+    done = 0
+    start = time.perf_counter()
+    while done < steps:
+        if not game.agents:
+            game.reset()
+        choice = rng.integers(actions, size=2)
+        game.step({"player_0": int(choice[0]), "player_1": int(choice[1])})
+        done += 1
+    return done / (time.perf_counter() - start)
+
+
 AEC_STEPS = 100_000
 
 
@@ -603,7 +650,7 @@ def aec_steps_per_second(game, steps: int, seed: int) -> float:
 def bench_aec(repeats: int) -> list[dict]:
     """The PettingZoo AEC env of Pig to 100 and of the family, next to OpenSpiel's pig through
     Shimmy (winscore 100, a d6) when installed: `pip install 'shimmy[openspiel]'`."""
-    from dice_envs.pettingzoo import env
+    from dice_envs.pettingzoo import env, parallel_env
 
     rows = []
     cases = [("pig", {"goal": 100}), ("two_dice_pig", {"goal": 100}), ("hog", {"goal": 100})]
@@ -612,6 +659,14 @@ def bench_aec(repeats: int) -> list[dict]:
         rows.append(
             {"env": f"dice_envs.pettingzoo.env({name!r}, goal=100)", "steps_per_second": rate}
         )
+    game = parallel_env("simultaneous_hog", goal=100)
+    rate = max(parallel_steps_per_second(game, AEC_STEPS, s) for s in range(repeats))
+    rows.append(
+        {
+            "env": "dice_envs.pettingzoo.parallel_env('simultaneous_hog', goal=100) (joint moves)",
+            "steps_per_second": rate,
+        }
+    )
     try:
         from shimmy import OpenSpielCompatibilityV0
     except ImportError:
@@ -697,6 +752,7 @@ def main(argv: list[str] | None = None) -> int:
     ppo = bench_ppo_throughput(rollouts=4)
     exploit = bench_exploitability(repeats=3)
     aec = bench_aec(repeats=3)
+    equilibrium = bench_equilibrium()
     before = _before(args.before_rev, args.skip_slow, args.steps, args.repeats)
     pig_rows = [
         [
@@ -843,6 +899,35 @@ def main(argv: list[str] | None = None) -> int:
                 for r in aec
             ],
         )
+        + "\n\n### Simultaneous Hog: the equilibrium of every position (max_dice=10), ordered by"
+        " score sum against plain Shapley value iteration, same run\n\n"
+        + markdown_table(
+            [
+                "goal",
+                "positions",
+                "method",
+                "time",
+                "per position",
+                "sweeps",
+                "linear programs",
+                "check",
+            ],
+            [
+                [
+                    r["goal"],
+                    f"{r['positions']:,}",
+                    r["method"],
+                    f"{r['seconds']:.1f} s",
+                    f"{1e3 * r['seconds'] / r['positions']:.2f} ms",
+                    r["sweeps"],
+                    f"{r['linear_programs']:,}",
+                    f"saddle gap {r['saddle_gap']:.1e}"
+                    if "saddle_gap" in r
+                    else f"last change {r['residual']:.1e}; values differ by {r['difference']:.1e}",
+                ]
+                for r in equilibrium
+            ],
+        )  # fmt: skip
         + "\n"
     )
     print(report)
@@ -861,6 +946,7 @@ def main(argv: list[str] | None = None) -> int:
                 "ppo_throughput": ppo,
                 "exploitability": exploit,
                 "aec": aec,
+                "equilibrium": equilibrium,
             },
             indent=1,
         )
