@@ -328,3 +328,33 @@ def test_a_selection_with_no_config_of_the_budget_is_refused(tmp_path):
     with pytest.raises(ReportError, match="has a `quick` budget"):
         build_report(CONFIGS, "quick", tmp_path / "runs", tmp_path / "out", ["pig/ppo_goal100"])
     assert not (tmp_path / "out").exists()
+
+
+def test_the_readme_full_section_shows_the_default_games_and_links_the_rest(tmp_path, monkeypatch):
+    import training.report
+
+    configs = write_configs(
+        tmp_path / "configs",
+        {
+            "sum_avoid/qlearning": {"algo": "qlearning", "budget": {"timesteps": 20_000,
+                                                                    "eval_every": 10_000}},
+            "d20_rounds/qlearning": {"algo": "qlearning", "budget": {"timesteps": 20_000,
+                                                                     "eval_every": 10_000}},
+        },
+    )  # fmt: skip
+    runs = tmp_path / "runs"
+    for path in sorted(configs.glob("*/*.yaml")):
+        for seed in (0, 1):
+            run(load_config(path), seed, runs)
+    written = {}
+    monkeypatch.setattr(training.report, "replace_section", written.__setitem__)
+    monkeypatch.setattr(training.report, "README_FULL_CONFIGS", ("sum_avoid/qlearning",))
+    monkeypatch.chdir(tmp_path)  # the README's folders are relative: docs/training/full
+    build_report(configs, "quick", runs, training.report.README_OUT / "full")
+    section = written["training-full"]
+    # The results are the default games'; the timing covers every run of the report.
+    assert "`sum_avoid/qlearning.yaml`" in section
+    assert "`d20_rounds/qlearning.yaml`" not in section and "d20_rounds.png" not in section
+    assert "The other 1 configs" in section
+    assert "(docs/training/full/report.md)" in section
+    assert "d20_rounds" in (tmp_path / "docs/training/full/report.md").read_text()

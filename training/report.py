@@ -47,6 +47,14 @@ from training.runs import (
 )
 
 README_OUT = Path("docs/training")
+# The README's full-budget section shows these configs (the default games); the report in
+# docs/training/full has every config with a full budget.
+README_FULL_CONFIGS = (
+    "pig/qlearning_goal100",
+    "pig/ppo_goal100",
+    "d20_rounds/qlearning_rounds100",
+    "d20_rounds/ppo_rounds100",
+)
 
 
 class ReportError(RuntimeError):
@@ -573,24 +581,28 @@ def build_report(
         version_text = ", ".join(f"{name} {v}" for name, v in used.items())
     else:
         version_text = "mixed library versions (see each run's result.json)"
-    budget_text = "\n".join(f"- {line}" for line in _budget_lines(groups, budget))
     reproduce = (
         "`make demo`"
         if budget == "quick"
         else f"`python -m training.sweep --budget {budget}` (with the same `--games`)"
     )
-    results_text = (
-        f"Every row is exact: at each evaluation point the greedy action of every reachable "
-        f"observation is evaluated by a sparse linear solve (value, gap to the optimum, "
-        f"agreement with the optimal action weighted by how often optimal play visits each "
-        f"state); mean ± standard deviation over seeds. PPO's rows marked \"stochastic "
-        f'policy" score what PPO actually plays, its action distribution, by the same solve. '
-        f"The Monte Carlo column is what each seed's evaluation episodes would have said "
-        f"instead. The `{budget}` budget:\n\n"
-        f"{budget_text}\n\nThe runs were produced with {version_text}; with these versions "
-        f"{reproduce} reproduces this table digit for digit on this machine; other versions, "
-        f"or another CPU, may differ in the last digits or more."
-    )
+
+    def describe(chosen: dict[Path, dict[str, Any]]) -> str:
+        budget_text = "\n".join(f"- {line}" for line in _budget_lines(chosen, budget))
+        return (
+            f"Every row is exact: at each evaluation point the greedy action of every reachable "
+            f"observation is evaluated by a sparse linear solve (value, gap to the optimum, "
+            f"agreement with the optimal action weighted by how often optimal play visits each "
+            f"state); mean ± standard deviation over seeds. PPO's rows marked \"stochastic "
+            f'policy" score what PPO actually plays, its action distribution, by the same solve. '
+            f"The Monte Carlo column is what each seed's evaluation episodes would have said "
+            f"instead. The `{budget}` budget:\n\n"
+            f"{budget_text}\n\nThe runs were produced with {version_text}; with these versions "
+            f"{reproduce} reproduces this table digit for digit on this machine; other versions, "
+            f"or another CPU, may differ in the last digits or more."
+        )
+
+    results_text = describe(groups)
     plots = "\n".join(
         f"![{titles[game]}: relative gap and agreement against steps]({game}.png)"
         for game in by_game
@@ -638,11 +650,31 @@ def build_report(
             )
     if out == README_OUT / "full":
         full = README_OUT / "full"
-        replace_section(
-            "training-full",
-            f"{results_text}\n\n{table}\n\n{plots}\n\n{timing_text}".replace("](", f"]({full}/"),
+        shown = {p: g for p, g in groups.items() if _config_name(p) in README_FULL_CONFIGS}
+        shown = shown or groups
+        shown_plots = "\n".join(
+            f"![{titles[game]}: relative gap and agreement against steps]({game}.png)"
+            for game, paths in by_game.items()
+            if any(path in shown for path in paths)
         )
+        rest = len(groups) - len(shown)
+        others = (
+            f"\n\nThe other {rest} configs at the full budget (every game): "
+            f"[the full report](report.md), and each game's page."
+            if rest
+            else ""
+        )
+        section = (
+            f"{describe(shown)}\n\n{results_table(shown)}\n\n{best_agents(shown)}\n\n"
+            f"{shown_plots}{others}\n\n{timing_text}"
+        )
+        replace_section("training-full", section.replace("](", f"]({full}/"))
     return table
+
+
+def _config_name(path: Path) -> str:
+    """configs/pig/ppo_goal100.yaml -> pig/ppo_goal100."""
+    return f"{path.parent.name}/{path.stem}"
 
 
 SYMLOG_LINEAR = 1e-3  # exploitability axis: linear below this, so that 0 is drawn as 0
