@@ -570,12 +570,16 @@ def simultaneous_hog_section(out: Path) -> str:
 
     learned = fictitious_play(model, FICTITIOUS_PLAY_ITERATIONS)
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    steps = np.arange(1, FICTITIOUS_PLAY_ITERATIONS + 1)
-    ax.loglog(steps, learned.exploitability, marker=".", ms=3, label="fictitious play (average)")
+    steps = np.arange(
+        1, FICTITIOUS_PLAY_ITERATIONS + 1
+    )  # the start (0 iterations) is off a log axis
+    ax.loglog(
+        steps, learned.exploitability[1:], marker=".", ms=3, label="fictitious play (average)"
+    )
     for name, style in zip(("five-dice", "dice-6", "random"), ("--", ":", "-."), strict=True):
         ax.axhline(exploitable[name], color="grey", ls=style, lw=1, label=name)
     ax.set(
-        xlabel="iteration (best responses averaged)",
+        xlabel="iterations (best responses averaged into the start)",
         ylabel="exploitability (win probability, log scale)",
         title=f"{title}\nfictitious play from the uniform strategy, scored exactly",
     )
@@ -606,13 +610,15 @@ def simultaneous_hog_section(out: Path) -> str:
         + markdown_table(
             ["policy", "against the equilibrium", "best response wins", "exploitability"], rows
         )
-        + "\n\n**Fictitious play** (`baselines.simultaneous.fictitious_play`), an independent "
-        "learner with exact best responses: each iteration answers the average of the past "
-        "answers (the game is symmetric, so one average plays both seats; behaviour "
-        "strategies, averaged position by position), and the average is scored exactly. From "
-        "the uniform strategy, its exploitability is "
+        + "\n\n**Fictitious play** (`baselines.simultaneous.fictitious_play`): self-play with "
+        "exact best responses. Each iteration answers the average of the past answers and the "
+        "start; the game is symmetric, so one average plays both seats. The average is of "
+        "behaviour strategies, position by position with equal weights (not weighted by how "
+        "often each answer reaches a position), so no theorem promises convergence: the exact "
+        "exploitability after every iteration measures it. From the uniform strategy "
+        f"({learned.exploitability[0]:.4f}) it is "
         + ", ".join(
-            f"{learned.exploitability[k - 1]:.4f} after {k}"
+            f"{learned.exploitability[k]:.4f} after {k}"
             for k in (1, 10, FICTITIOUS_PLAY_ITERATIONS)
         )
         + f" iterations ({learned.seconds:.1f} s).\n\n"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,10 +107,10 @@ def solve_position(moves: np.ndarray, bust: np.ndarray, guess: float = 0.5) -> P
 
     Iterates on the equilibrium strategies: with (x, y) optimal in M(v_k), v_(k+1) =
     x'moves y / (1 - (x.bust)(y.bust)) is what the position is worth if both keep playing them
-    (Newton's step on v - val(M(v)), whose slope at v_k is (x.bust)(y.bust) - 1 < 0), kept
+    (Newton's step on v - val(M(v)), whose slope at v_k is 1 - (x.bust)(y.bust) > 0), kept
     inside a shrinking bracket of the root [0, 1], with a bisection when a step would leave
     it. Stops when (x, y) is a saddle point of M(v_(k+1)) to `SADDLE_TOLERANCE`, or after
-    `MAX_FIXED_POINT_STEPS` steps (the gap reached says how far it got).
+    `MAX_FIXED_POINT_STEPS` steps with a RuntimeWarning (the gap reached says how far it got).
     """
     double = np.outer(bust, bust)
     if double.max() >= 1.0:
@@ -132,6 +133,13 @@ def solve_position(moves: np.ndarray, bust: np.ndarray, guess: float = 0.5) -> P
         if gap <= SADDLE_TOLERANCE:
             break
         value = stay if low < stay < high else (low + high) / 2
+    else:
+        warnings.warn(
+            f"a position's fixed point stopped after {steps} steps with saddle gap {gap:.1e} "
+            f"(tolerance {SADDLE_TOLERANCE:g})",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return Position(stay, row, column, steps, programs, gap)
 
 
@@ -272,6 +280,8 @@ def _solved(goal: int, max_dice: int, sides: int) -> Equilibrium:
             most_steps = max(most_steps, position.steps)
     values = np.full((goal + 1, goal + 1), np.nan)
     values[:goal, :goal] = sweep.values[:goal, :goal]
+    for shared in (values, strategies):  # cached and handed out: nobody may change them
+        shared.flags.writeable = False
     return Equilibrium(
         values=values,
         strategies=strategies,
@@ -318,9 +328,9 @@ def best_response(model: SimultaneousHog, opponent: np.ndarray) -> np.ndarray:
     """Q-values [i, j, a] of player 0's exact best response to player 1 playing `opponent` (a
     table [own, other, a], read at (j, i)): the win probability of throwing a + 1 dice at (i, j)
     and playing the best response after. Against a fixed opponent a position's value is
-    max_a r_a / (1 - c_a) (r_a: what the move's other outcomes are worth, c_a: the chance it
-    repeats the position; each r_a + c_a v has slope below 1, so the largest fixed point is
-    the fixed point of the max), and one backward sweep is exact."""
+    max_a r_a / (1 - c_a) (r_a: what the move's other outcomes are worth, c_a < 1: the chance
+    it repeats the position). That is the unique fixed point of v = max_a (r_a + c_a v), since
+    every r_a + c_a v has slope below 1; so one backward sweep is exact."""
     theirs = _grid_policy(model, opponent, "opponent")
     sweep = _Sweep(model)
     q = np.zeros((model.goal, model.goal, model.max_dice))
@@ -450,13 +460,12 @@ def shapley_value_iteration(
 
 @dataclass
 class FictitiousPlay:
-    """Fictitious play in behaviour strategies, scored exactly after every iteration.
+    """Symmetric fictitious play on behaviour strategies, scored exactly at every iteration.
 
     Attributes:
         strategies: [own, other, a] the average strategy after the last iteration.
-        exploitability: per iteration t = 0, 1, ...: the exploitability of the average
-            strategy before iteration t's best response is added (its best response's win
-            probability from the start minus 1/2).
+        exploitability: entry k is the exploitability of the average after k iterations (k = 0:
+            the start), its best response's win probability from the start minus 1/2.
         seconds: wall time.
     """
 
@@ -468,23 +477,26 @@ class FictitiousPlay:
 def fictitious_play(
     model: SimultaneousHog, iterations: int, start: np.ndarray | None = None
 ) -> FictitiousPlay:
-    """Both seats play one average strategy (the game is symmetric). Each iteration computes
-    the exact best response to it (`best_response`, one sweep), records its exploitability,
-    and moves the average a step 1 / (t + 2) towards the best response, position by position
-    (behaviour strategies, the positions weighted equally; the t + 2 counts the start, by
-    default the uniform strategy, as the first term of the average). An independent learner
-    with exact best responses: each player answers the other's empirical play."""
-    if not isinstance(iterations, int) or iterations < 1:
+    """Self-play with exact best responses: one average strategy plays both seats (the game is
+    symmetric). Iteration t computes the exact best response to the average (`best_response`,
+    one sweep) and moves the average a step 1 / (t + 2) towards it, position by position: the
+    start (by default the uniform strategy) counts as the first term of the average. The
+    averaging is of behaviour strategies with equal weights per position, not weighted by how
+    often each past policy reaches the position (as extensive-form fictitious play would), so
+    no theorem promises convergence; the exploitability after every iteration measures it."""
+    if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
         raise ValueError(f"iterations must be an integer >= 1, got {iterations!r}")
     clock = time.perf_counter()
     goal, actions = model.goal, model.max_dice
     average = np.full((goal + 1, goal + 1, actions), 1.0 / actions) if start is None else start
     average = np.array(average, dtype=float)
     _grid_policy(model, average, "start")
-    curve = np.empty(iterations)
-    for t in range(iterations):
+    curve = np.empty(iterations + 1)
+    for t in range(iterations + 1):
         q = best_response(model, average)
-        curve[t] = q[0, 0].max() - 0.5
+        curve[t] = q[0, 0].max() - 0.5  # the average after t iterations
+        if t == iterations:
+            break
         response = np.zeros_like(q)
         np.put_along_axis(response, q.argmax(axis=-1)[..., None], 1.0, axis=-1)
         average[:goal, :goal] += (response - average[:goal, :goal]) / (t + 2)

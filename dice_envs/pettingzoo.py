@@ -395,11 +395,13 @@ class DiceParallelEnv(ParallelEnv):
             for agent in AGENTS
         }
         self._action_spaces = {agent: spaces.Discrete(model.num_actions) for agent in AGENTS}
+        self.observation_spaces, self.action_spaces = self._observation_spaces, self._action_spaces
+        self.state_space = observation
         self._start = model.initial_states()
         self._start_bounds = cumulative([p for p, _ in self._start])
         self._events = tuple(getattr(model, "event_keys", ()))
         self._np_random: np.random.Generator | None = None
-        self.state: Any = None
+        self.position: Any = None  # the model state
         self.over = False
         self.thrown: dict[str, tuple[list, list]] = {}  # each seat's events of the last step
 
@@ -427,9 +429,9 @@ class DiceParallelEnv(ParallelEnv):
         if seed is not None:
             self._np_random, _ = seeding.np_random(seed)
         if options and options.get("state") is not None:
-            self.state = self.model.validate_state(options["state"])
+            self.position = self.model.validate_state(options["state"])
         else:
-            self.state = self._start[draw(self._start_bounds, self.np_random.random)][1]
+            self.position = self._start[draw(self._start_bounds, self.np_random.random)][1]
         self.agents, self.over = list(AGENTS), False
         self.thrown = {key: ([], []) for key in self._events}
         infos = {agent: self._info(seat) for seat, agent in enumerate(AGENTS)}
@@ -440,9 +442,11 @@ class DiceParallelEnv(ParallelEnv):
         for seat, agent in enumerate(AGENTS):
             mask = np.zeros(self._num_actions, dtype=np.int8)
             if not self.over:
-                mask[list(self.model.legal_actions(self.state, seat))] = 1
+                mask[list(self.model.legal_actions(self.position, seat))] = 1
             observations[agent] = {
-                "observation": np.array(self.model.observation(self.state, seat), dtype=np.int64),
+                "observation": np.array(
+                    self.model.observation(self.position, seat), dtype=np.int64
+                ),
                 "action_mask": mask,
             }
         return observations
@@ -458,7 +462,7 @@ class DiceParallelEnv(ParallelEnv):
         return self._observations()[agent]["action_mask"].astype(bool)
 
     def step(self, actions: dict[str, Any]):
-        if self.state is None:
+        if self.position is None:
             raise RuntimeError("step() called before reset()")
         if self.over:
             raise RuntimeError("the game is over: call reset()")
@@ -466,9 +470,9 @@ class DiceParallelEnv(ParallelEnv):
             raise ValueError(f"actions must be a dict with an action for each of {AGENTS}")
         joint = tuple(action_index(actions[agent], self._num_actions) for agent in AGENTS)
         state, reward, terminal, info = self.model.sample_joint(
-            self.state, joint, self.np_random.random
+            self.position, joint, self.np_random.random
         )
-        self.state, self.over = state, bool(terminal)
+        self.position, self.over = state, bool(terminal)
         self.thrown = {key: (list(info[key][0]), list(info[key][1])) for key in self._events}
         # The model pays player 0 one point for a win: +1 / -1 here.
         outcome = 2.0 * reward - 1.0 if terminal else 0.0
@@ -481,19 +485,22 @@ class DiceParallelEnv(ParallelEnv):
             self.agents = []
         return observations, rewards, terminations, truncations, infos
 
-    def state_array(self) -> np.ndarray:
-        """The model state as an array (player_0's score, player_1's)."""
-        return np.array(self.state, dtype=np.int64)
+    def state(self) -> np.ndarray:
+        """The global state (PettingZoo's `state()`): the model state as an array (Simultaneous
+        Hog: player_0's score, player_1's). `position` holds it as the model's tuple."""
+        if self.position is None:
+            raise RuntimeError("state() called before reset()")
+        return np.array(self.position, dtype=np.int64)
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             return None
-        if self.state is None:
+        if self.position is None:
             raise RuntimeError("render() called before reset()")
         if self.render_mode == "ansi":
             over = " (game over)" if self.over else ""
-            return f"player_0's view: {self.model.render_text(self.state, 0)}{over}"
-        dice, lines = self.model.picture(self.state, 0, self._info(0))
+            return f"player_0's view: {self.model.render_text(self.position, 0)}{over}"
+        dice, lines = self.model.picture(self.position, 0, self._info(0))
         max_dice, max_lines = self.model.picture_size
         sides = getattr(self.model, "sides", 6)
         return render_scene(dice, lines, max_dice=max_dice, max_lines=max_lines, pips=sides <= 6)

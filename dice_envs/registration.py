@@ -125,7 +125,8 @@ register_game(
     "dice_envs.games.hog:HogSolitaire",
     [{"goal": 20}, {"goal": 12, "max_dice": 3, "sides": 4}, {"goal": 1}],
 )
-# optimum 0.5 at goal=100 (the equilibrium: baselines.equilibrium): the television game
+# optimum 0.549986 (goal=100, max_dice=10, opponent="five-dice"): the best response; the
+# equilibrium (baselines.equilibrium) is worth 1/2 to both. The television game.
 register_game(
     "dice_envs/SimultaneousHog-v0",
     "dice_envs.games.simultaneous_hog:SimultaneousHogVersus",

@@ -2,6 +2,7 @@
 scored by exact exploitability, and the mover's view of a two-player game it learns from."""
 
 import json
+import pickle
 
 import numpy as np
 import pytest
@@ -178,3 +179,37 @@ def test_selfplay_and_exploitability_config_checks(tmp_path):
     plain = load_config(CONFIGS / "sum_avoid" / "qlearning.yaml")
     assert "selfplay" not in run_identity(plain, 0)
     assert run_identity(plain, 0)["evaluation"] == {"episodes": plain["evaluation"]["episodes"]}
+
+
+def test_self_play_ppo_on_a_simultaneous_game_pools_what_it_plays(tmp_path):
+    """Simultaneous Hog: the pool holds the action probabilities PPO plays, and every
+    evaluation point scores the exploitability of those as well as of its greedy play."""
+    from stable_baselines3 import PPO
+
+    config = load_config(CONFIGS / "simultaneous_hog" / "selfplay_ppo.yaml", "full")
+    config = small(config, 512, 256, **TINY_PPO)
+    config["env_kwargs"].update(goal=10, max_dice=3)
+    config["selfplay"]["pool"] = 2
+    run(config, seed=0, root=tmp_path / "stopped", stop_after=256)
+    state = pickle.loads((run_dir(tmp_path / "stopped", config, 0) / "checkpoint.pkl").read_bytes())
+    newest = state["pool"][-1]  # probabilities over the grid, not one action per observation
+    assert newest.shape == (11, 11, 3) and np.allclose(newest.sum(axis=-1), 1.0)
+    assert ((newest > 0) & (newest < 1)).any()
+    run(config, seed=0, root=tmp_path)
+    curve = _curve(tmp_path, config, 0)
+    assert [p["steps"] for p in curve] == [0, 256, 512]
+    assert all(-1e-12 <= p["stochastic_exploitability"] <= 0.5 for p in curve)
+    model = PPO.load(run_dir(tmp_path, config, 0) / "policy.zip", device="cpu")
+    grid = np.indices((11, 11)).reshape(2, -1).T
+    # SB3's own reading of its action distribution at every (own, other) of the grid.
+    distribution = model.policy.get_distribution(model.policy.obs_to_tensor(grid)[0])
+    played = distribution.distribution.probs.detach().numpy().reshape(11, 11, 3)
+    score = baselines.exploitability(played, config["env_id"], goal=10, max_dice=3)
+    # To float32 round-off: the network's probabilities are float32.
+    assert score.value == pytest.approx(curve[-1]["stochastic_exploitability"], abs=1e-6)
+    raw = yaml.safe_load((CONFIGS / "simultaneous_hog" / "selfplay_ppo.yaml").read_text())
+    with pytest.raises(ConfigError, match="policies must be one of"):
+        resolve_config({**raw, "selfplay": {"policies": "mixed"}}, "full")
+    q = yaml.safe_load((CONFIGS / "simultaneous_hog" / "qlearning.yaml").read_text())
+    with pytest.raises(ConfigError, match="simultaneous"):
+        resolve_config({**q, "selfplay": {}}, "full")

@@ -58,9 +58,12 @@ TOP_KEYS = {
 BUDGET_KEYS = {"timesteps", "eval_every", "seeds"}
 EVALUATION_KEYS = {"episodes", "exploitability"}
 # Self-play (two-player games): Q-learning plays both seats with one table (no keys); PPO plays
-# against a pool of its own past policies, the `pool` latest evaluation points.
-SELFPLAY_KEYS = {"qlearning": {"starts"}, "ppo": {"pool"}}
+# against a pool of its own past policies, the `pool` latest evaluation points, kept as their
+# greedy actions or as the action probabilities PPO plays (`policies`; a game whose optimum
+# mixes, such as Simultaneous Hog, needs the latter).
+SELFPLAY_KEYS = {"qlearning": {"starts"}, "ppo": {"pool", "policies"}}
 SELFPLAY_POOL = 5
+SELFPLAY_POLICIES = ("greedy", "stochastic")
 # Where self-play Q-learning starts its games: "anywhere" (every position the game can reach,
 # uniformly: exploring starts) or "start" (the game's start only).
 SELFPLAY_STARTS = ("anywhere", "start")
@@ -183,14 +186,16 @@ def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> d
         raise ConfigError(
             f"{source}: evaluation.exploitability must be true or false, got {exploitability!r}"
         )
-    two_player = hasattr(make_model(raw["env_id"], **env_kwargs), "opponent_policy")
-    selfplay = _check_selfplay(raw, two_player, source)
+    model = make_model(raw["env_id"], **env_kwargs)
+    two_player = hasattr(model, "opponent_policy")
+    simultaneous = getattr(getattr(model, "model", None), "simultaneous", False)
+    selfplay = _check_selfplay(raw, two_player, simultaneous, source)
     if selfplay is not None:
         exploitability = True  # the measure of a self-play agent
     if exploitability and not two_player:
         raise ConfigError(
             f"{source}: evaluation.exploitability needs a two-player game (Pig, TwoDicePig, "
-            f"Hog), not {raw['env_id']}"
+            f"Hog, SimultaneousHog), not {raw['env_id']}"
         )
     hyperparams = raw["hyperparams"]
     hyperparams = {} if hyperparams is None else hyperparams
@@ -233,7 +238,9 @@ def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> d
     return resolved
 
 
-def _check_selfplay(raw: dict, two_player: bool, source: str) -> dict[str, Any] | None:
+def _check_selfplay(
+    raw: dict, two_player: bool, simultaneous: bool, source: str
+) -> dict[str, Any] | None:
     if "selfplay" not in raw:
         return None
     where = f"{source}: selfplay"
@@ -245,9 +252,24 @@ def _check_selfplay(raw: dict, two_player: bool, source: str) -> dict[str, Any] 
         )
     _no_unknown(selfplay, SELFPLAY_KEYS[raw["algo"]], where)
     if not two_player:
-        raise ConfigError(f"{where} needs a two-player game (Pig, TwoDicePig, Hog)")
+        raise ConfigError(
+            f"{where} needs a two-player game (Pig, TwoDicePig, Hog, SimultaneousHog)"
+        )
     if raw["algo"] == "ppo":
-        return {"pool": _integer(selfplay.get("pool", SELFPLAY_POOL), f"{where}.pool", 1)}
+        resolved = {"pool": _integer(selfplay.get("pool", SELFPLAY_POOL), f"{where}.pool", 1)}
+        policies = selfplay.get("policies", "greedy")
+        if policies not in SELFPLAY_POLICIES:
+            raise ConfigError(
+                f"{where}.policies must be one of {list(SELFPLAY_POLICIES)}, got {policies!r}"
+            )
+        if policies != "greedy":  # only what differs from before: run identities stay
+            resolved["policies"] = policies
+        return resolved
+    if simultaneous:
+        raise ConfigError(
+            f"{where}: self-play Q-learning plays alternating moves; {raw['env_id']} is "
+            "simultaneous (use PPO with selfplay.policies: stochastic)"
+        )
     starts = selfplay.get("starts", "anywhere")
     if starts not in SELFPLAY_STARTS:
         raise ConfigError(f"{where}.starts must be one of {list(SELFPLAY_STARTS)}, got {starts!r}")

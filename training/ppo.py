@@ -266,6 +266,14 @@ class PPOAgent:
             self.model, mdp, obs_transform=transform, deterministic=False
         )
 
+    def grid_probabilities(self, game) -> np.ndarray:
+        """The action probabilities it plays at every observation of a two-player game's grid
+        (the mover's view), as an opponent table: shape observation_nvec + (num_actions,)."""
+        from baselines.exploitability import observation_grid
+
+        probs = self.probabilities(observation_grid(game))
+        return probs.reshape(tuple(game.observation_nvec) + (game.num_actions,))
+
     def checkpoint_state(self) -> dict[str, Any]:
         """Everything a resume needs, taken at a rollout start."""
         buffer = io.BytesIO()
@@ -330,8 +338,9 @@ class SelfPlayPPOAgent(PPOAgent):
 
     The agent trains in the game's fold against one opponent at a time: a policy drawn
     uniformly from the pool, for one evaluation interval. After each interval its greedy
-    policy (an action table over the whole observation grid, the mover's view) joins the pool,
-    which keeps the `pool` latest; the pool starts with the uniformly random policy. The draws
+    policy (an action table over the whole observation grid, the mover's view), or with
+    `policies: stochastic` the action probabilities it plays, joins the pool, which keeps the
+    `pool` latest; the pool starts with the uniformly random policy. The draws
     come from the run's exploration stream (unused by PPO otherwise), and the dice continue
     from one env to the next, so a run resumes bit for bit from any evaluation point. Games in
     progress when the opponent changes are abandoned (the new env starts new games).
@@ -342,6 +351,7 @@ class SelfPlayPPOAgent(PPOAgent):
             raise ValueError("self-play PPO runs on the native vector env (vec_env: native)")
         self.scorer = scorer
         self.pool_size = config["selfplay"]["pool"]
+        self.stochastic_pool = config["selfplay"].get("policies") == "stochastic"
         self.pool: list[np.ndarray] = [scorer.game.named_policy("random")]
         self.pool_rng = generator(streams.exploration)
         self.opponent = self.pool[0]
@@ -369,6 +379,9 @@ class SelfPlayPPOAgent(PPOAgent):
         actions, _ = self.predictor().predict(grid, deterministic=True, action_masks=legal)
         return np.asarray(actions, dtype=np.int8).reshape(self.scorer.game.observation_nvec)
 
+    def stochastic_table(self) -> np.ndarray:
+        return self.grid_probabilities(self.scorer.game)
+
     def learn(self, until: int, every: int, on_eval, on_steps=lambda steps: None) -> None:
         """One evaluation interval at a time: train, add to the pool, draw the next opponent,
         then `on_eval()` (whose checkpoint holds the pool and the opponent drawn)."""
@@ -388,7 +401,8 @@ class SelfPlayPPOAgent(PPOAgent):
                     reset_num_timesteps=False,
                     callback=progress,
                 )
-                self.pool = [*self.pool, self.greedy_table()][-self.pool_size :]
+                newest = self.stochastic_table() if self.stochastic_pool else self.greedy_table()
+                self.pool = [*self.pool, newest][-self.pool_size :]
                 self._use_opponent(self.pool[int(self.pool_rng.integers(len(self.pool)))])
             finally:
                 del model._update_current_progress_remaining  # SB3's own again (for saving)

@@ -272,6 +272,22 @@ def exploitability_table(groups: dict[Path, dict[str, Any]]) -> str:
                 _spread([r["value"] for r in results]),
             ]
         )
+        if all("stochastic_exploitability" in r for r in results):
+            key = "stochastic_exploitability"
+            zeros = [
+                next((p["steps"] for p in r["curve"] if p[key] <= ZERO), None) for r in results
+            ]
+            rows.append(
+                [
+                    f"{path.parent.name} ({_kwargs_text(config['env_kwargs'])})",
+                    f"{_label(path, results[0])}, {len(results)} seeds, stochastic policy",
+                    against,
+                    _spread([r[key] for r in results]),
+                    _spread([min(p[key] for p in r["curve"]) for r in results]),
+                    ", ".join("never" if z is None else f"{z:,}" for z in zeros),
+                    _spread([r["stochastic_value"] for r in results]),
+                ]
+            )
     return _markdown(header, rows)
 
 
@@ -570,7 +586,9 @@ def build_report(
             "Exploitability is exact: the best response to the agent's greedy policy (its play "
             "in either seat) is solved on the game's model, and its win probability with a coin "
             "flip for the first move, minus 1/2, is the exploitability; 0 means the policy "
-            "plays the two-player optimum wherever its games can go. An agent trained against "
+            "plays the two-player optimum wherever its games can go. In a simultaneous game "
+            "(no first move; its optimum mixes) PPO's action probabilities are scored too, in "
+            'the rows marked "stochastic policy". An agent trained against '
             "a fixed opponent beats that opponent and stays exploitable; self-play aims at "
             "exploitability 0 instead.\n\n" + exploitability_table(groups) + "\n\n" + exploit_plots
         )
@@ -728,6 +746,17 @@ def _plot_exploitability(
             ax.fill_between(
                 steps, values.min(axis=0), values.max(axis=0), alpha=0.2, color=line.get_color()
             )
+            if all("stochastic_exploitability" in p for r in results for p in r["curve"]):
+                played = np.array(
+                    [[p["stochastic_exploitability"] for p in r["curve"][:length]] for r in results]
+                )
+                ax.plot(
+                    steps,
+                    np.median(played, axis=0),
+                    ls="--",
+                    color=line.get_color(),
+                    label=f"{label.split(':')[0]}, the policy it plays (stochastic)",
+                )
         styles = iter(REFERENCE_STYLES)
         for label, value in references.items():
             ls, color = next(styles)
@@ -739,7 +768,8 @@ def _plot_exploitability(
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     axes[0][0].set_ylabel("exploitability (exact, win probability)")
     fig.suptitle(
-        f"{game}, {budget} budget: exploitability of the greedy policy\n"
+        f"{game}, {budget} budget: exploitability of the greedy policy (dashed: of the "
+        f"stochastic policy, where scored)\n"
         f"band = min..max over seeds; symlog axis, linear below {SYMLOG_LINEAR:g} (0 is optimal)",
         fontsize=9,
     )

@@ -202,6 +202,10 @@ def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dic
             point.update(scorer.score_stochastic(agent.probabilities(scorer.mdp)))
         if config["evaluation"].get("exploitability"):
             point["exploitability"] = scorer.exploitability(_grid_policy(agent, scorer))
+            if hasattr(agent, "grid_probabilities") and getattr(scorer.game, "simultaneous", 0):
+                # A game whose optimum mixes: what the agent plays, not only its greedy play.
+                played = agent.grid_probabilities(scorer.game)
+                point["stochastic_exploitability"] = scorer.exploitability(played)
         point["steps"] = agent.step
         curve.append(point)
         timing["evaluations"].append(

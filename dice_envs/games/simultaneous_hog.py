@@ -49,8 +49,9 @@ class SimultaneousHog:
     Scores (0, 0).
 
     ## Episode End
-    Termination when a move takes either player to the goal. No truncation: every move ends
-    the game with positive probability. When both throws score nothing, the position repeats.
+    Termination when a move takes either player to the goal. No truncation: the game ends with
+    probability 1 (a throw scores with positive probability, and scores never fall). When both
+    throws score nothing, the position repeats.
 
     ## Info
     `info["rolls"]`: the agent's dice this move; `info["opponent_rolls"]`: the opponent's.
@@ -228,8 +229,10 @@ class SimultaneousHog:
         dice = [(face, False) for face in info.get("rolls", [])]
         dice += [(face, True) for face in info.get("opponent_rolls", [])]
         lines = [f"YOU {own}  OPPONENT {other}", f"GOAL {self.goal}"]
-        if own >= self.goal or other >= self.goal:
-            lines.append("YOU WIN" if own > other else "YOU LOSE" if own < other else "A TIE")
+        if own >= self.goal and other >= self.goal:  # capped: the reward says who won
+            lines.append("BOTH REACHED THE GOAL")
+        elif own >= self.goal or other >= self.goal:
+            lines.append("YOU WIN" if own > other else "YOU LOSE")
         return dice[: self.picture_size[0]], lines
 
     # -- opponents -----------------------------------------------------------------------------
