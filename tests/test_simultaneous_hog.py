@@ -189,10 +189,10 @@ def _payoff(model: SimultaneousHog, values: np.ndarray, i: int, j: int) -> np.nd
 
 
 def test_every_position_is_a_saddle_point_and_the_game_is_symmetric():
-    """Goal 20 with 5 dice (78 positions mix): each player's strategy at its own observation
+    """Goal 16 with 5 dice (78 positions mix): each player's strategy at its own observation
     is optimal in every position's matrix game, built here from the model's rules and the
     returned values."""
-    goal, dice = 20, 5
+    goal, dice = 16, 5
     model = SimultaneousHog(goal, dice)
     solved = equilibrium(ENV_ID, goal=goal, max_dice=dice)
     values = solved.values[:goal, :goal]
