@@ -45,7 +45,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from baselines.solvers import GridIndex, Solution, greedy
+from baselines.solvers import GridIndex, Solution, grid_solution
 from dice_envs.games.pig import HOLD, ROLL, Pig
 
 MAX_PASSES = 100  # per layer; a safety net that valid dice never reach
@@ -343,20 +343,7 @@ def solve_pig(model, turns) -> Solution:
     legal.reshape(shape + (2,))[over] = True
     known = ~np.isnan(q).any(axis=1)
     filled = np.where(known[:, None], q, -np.inf)
-    values = np.where(legal, filled, -np.inf).max(axis=1)
-
     index = GridIndex(shape, known)
-
-    return Solution(
-        value=start_value(turns, tables),
-        state_values=values,
-        q=filled,
-        policy=greedy(filled, legal),
-        legal=legal,
-        index_of=index,
-        method="specialised",
-        seconds=time.perf_counter() - start,
-        _residual=float("nan"),  # measured on the tables when first read
-        iterations=tables.passes,
-        batch_index=index.batch,
-    )
+    seconds = time.perf_counter() - start
+    value = start_value(turns, tables)
+    return grid_solution(value, filled, legal, index, seconds, iterations=tables.passes)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
-from baselines.solvers import GridIndex, Solution, greedy
+from baselines.solvers import GridIndex, Solution, grid_solution
 from dice_envs import make_model
 from dice_envs.games.simultaneous import SimultaneousFold
 from dice_envs.games.simultaneous_hog import SimultaneousHog
@@ -358,22 +358,10 @@ def solve_simultaneous_fold(fold: SimultaneousFold) -> Solution:
     )
     reachable = reachable_positions(model, table).sum()
     q = best_response(model, table).reshape(-1, model.max_dice)
-    legal = np.ones_like(q, dtype=bool)
     index = GridIndex((model.goal, model.goal), np.ones(len(q), bool))
-    state_values = q.max(axis=1)
-    return Solution(
-        value=float(state_values[0]),
-        state_values=state_values,
-        q=q,
-        policy=greedy(q, legal),
-        legal=legal,
-        index_of=index,
-        method="specialised",
-        seconds=time.perf_counter() - start,
-        _residual=float("nan"),  # measured on the tables when first read
-        _reachable=int(reachable),
-        batch_index=index.batch,
-    )
+    seconds = time.perf_counter() - start
+    legal = np.ones_like(q, dtype=bool)
+    return grid_solution(q[0].max(), q, legal, index, seconds, _reachable=int(reachable))
 
 
 def reachable_positions(model: SimultaneousHog, opponent: np.ndarray) -> np.ndarray:

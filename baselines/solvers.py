@@ -181,6 +181,32 @@ class GridIndex:
         return np.where(inside & self.known[flat], flat, -1)
 
 
+def grid_solution(
+    value: float,
+    q: np.ndarray,
+    legal: np.ndarray,
+    index: GridIndex,
+    seconds: float,
+    **extra: Any,
+) -> Solution:
+    """A specialised solver's answer over a grid of positions (`index`): the greedy policy and
+    the values of its Q-values; its Bellman residual and state count are measured on the
+    game's tables when first read (`Solution.measure_on`), unless `extra` gives the count."""
+    return Solution(
+        value=float(value),
+        state_values=np.where(legal, q, -np.inf).max(axis=1),
+        q=q,
+        policy=greedy(q, legal),
+        legal=legal,
+        index_of=index,
+        method="specialised",
+        seconds=seconds,
+        _residual=float("nan"),
+        batch_index=index.batch,
+        **extra,
+    )
+
+
 def optimal_action_mask(q: np.ndarray, legal: np.ndarray) -> np.ndarray:
     best = np.where(legal, q, -np.inf).max(axis=-1, keepdims=True)
     return legal & (q >= best - TIE_TOLERANCE * np.maximum(1.0, np.abs(best)))

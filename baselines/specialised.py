@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from baselines.solvers import GridIndex, Solution, greedy
+from baselines.solvers import GridIndex, Solution, grid_solution
 from dice_envs.games.d20_rounds import REROLL, TAKE, D20Rounds
 from dice_envs.games.pig import ROLL
 from dice_envs.games.two_player import Fold
@@ -33,24 +33,11 @@ def solve_d20_rounds(model: D20Rounds) -> Solution:
         q[r, :, REROLL] = probs @ values
         values = q[r].max(axis=1)
     q = q.reshape(rounds * sides, 2)
-    legal = np.ones_like(q, dtype=bool)
-    state_values = q.max(axis=1)
-
     # Row (rounds_left - 1) * sides + face - 1 holds (rounds_left, face).
     index = GridIndex((rounds, sides), np.ones(rounds * sides, bool), offset=(1, 1))
-
-    return Solution(
-        value=float(state_values[index((rounds, model.start_face))]),
-        state_values=state_values,
-        q=q,
-        policy=greedy(q, legal),
-        legal=legal,
-        index_of=index,
-        method="specialised",
-        seconds=time.perf_counter() - start,
-        _residual=float("nan"),  # measured on the tables when first read
-        batch_index=index.batch,
-    )
+    value = q[index((rounds, model.start_face))].max()
+    legal = np.ones_like(q, dtype=bool)
+    return grid_solution(value, q, legal, index, time.perf_counter() - start)
 
 
 def pig_opponent_turns(fold: Fold) -> SimpleNamespace:

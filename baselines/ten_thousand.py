@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from baselines.solvers import GridIndex, Solution, greedy
+from baselines.solvers import GridIndex, Solution, grid_solution
 from dice_envs.games.ten_thousand import (
     ACTION_NAMES,
     CONFIG_INDEX,
@@ -97,22 +97,8 @@ def solve_ten_thousand(model: TenThousand) -> Solution:
                 q[:, index, n, action] = roll_value[np.maximum(taus - chips, 0), n + dice]
     q = q.reshape(-1, model.num_actions)
     legal = legal.reshape(-1, model.num_actions)
-    values = np.where(legal, q, -np.inf).max(axis=1)
-
     index = GridIndex(shape, legal.any(axis=1))
-
-    return Solution(
-        value=float(roll_value[0, 5]),
-        state_values=values,
-        q=q,
-        policy=greedy(q, legal),
-        legal=legal,
-        index_of=index,
-        method="specialised",
-        seconds=time.perf_counter() - start,
-        _residual=float("nan"),  # measured on the tables when first read
-        batch_index=index.batch,
-    )
+    return grid_solution(roll_value[0, 5], q, legal, index, time.perf_counter() - start)
 
 
 # The paper's Table 6 columns: a heading and the positions (configuration, dice in hand) it

@@ -82,7 +82,81 @@ def parallel_names() -> tuple[str, ...]:
     return tuple(_simultaneous_games())
 
 
-class DiceAECEnv(AECEnv):
+class _Seats:
+    """What the AEC and the parallel env share: the model, both agents' spaces, the seeded
+    generator, and the checks of `reset`'s options and of the render mode."""
+
+    metadata: dict[str, Any]
+
+    def _set_up(self, name: str, model, render_mode: str | None) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
+        self.model, self.name, self.render_mode = model, name, render_mode
+        self.metadata = {**self.metadata, "name": f"dice_envs_{name}_v0"}
+        self.__doc__ = type(model).__doc__
+        self.possible_agents = list(AGENTS)
+        self.agents: list[str] = []
+        self._num_actions = model.num_actions
+        nvec = tuple(int(n) for n in model.observation_nvec)
+        self._scalar = len(nvec) == 1
+        observation = spaces.Discrete(nvec[0]) if self._scalar else spaces.MultiDiscrete(nvec)
+        self._observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": observation,
+                    "action_mask": spaces.Box(0, 1, (model.num_actions,), np.int8),
+                }
+            )
+            for agent in AGENTS
+        }
+        self._action_spaces = {agent: spaces.Discrete(model.num_actions) for agent in AGENTS}
+        self._start = model.initial_states()
+        self._start_bounds = cumulative([p for p, _ in self._start])
+        self._events = tuple(getattr(model, "event_keys", ()))
+        self._np_random: np.random.Generator | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._action_spaces[agent]
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        if self._np_random is None:
+            self._np_random, _ = seeding.np_random()
+        return self._np_random
+
+    def _reset_options(self, seed: int | None, options: dict[str, Any] | None):
+        """Seed the generator; the model state `options` asks to start from, or None."""
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"reset options must be a dict (key 'state'), got {options!r}")
+        unknown = sorted(set(options or {}) - {"state"})
+        if unknown:
+            # PettingZoo's api_test passes made-up options and expects them to be ignored.
+            warnings.warn(f"reset ignores the options {unknown}; it knows 'state'", stacklevel=3)
+        if seed is not None:
+            self._np_random, _ = seeding.np_random(seed)
+        if options and options.get("state") is not None:
+            return self.model.validate_state(options["state"])
+        return None
+
+    def _frame(self, state, info: dict) -> np.ndarray:
+        """The rgb_array frame of `state` from player_0's side."""
+        picture = getattr(self.model, "picture", None)
+        max_dice, max_lines = getattr(self.model, "picture_size", (1, 3))
+        if picture is None:
+            dice, lines = [], [self.model.render_text(state, 0)]
+        else:
+            dice, lines = picture(state, 0, info)
+        sides = getattr(self.model, "sides", 6)
+        return render_scene(dice, lines, max_dice=max_dice, max_lines=max_lines, pips=sides <= 6)
+
+
+class DiceAECEnv(_Seats, AECEnv):
     """A two-player dice game as a PettingZoo AEC env.
 
     ## Description
@@ -155,38 +229,11 @@ class DiceAECEnv(AECEnv):
                 f"first_player must be 'player_0', 'player_1' or None (a coin flip); "
                 f"got {first_player!r}"
             )
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
-        self.model = model = models[name](**kwargs)
-        self.name, self.first_player, self.render_mode = name, first_player, render_mode
-        self.metadata = {**self.metadata, "name": f"dice_envs_{name}_v0"}
-        self.__doc__ = type(model).__doc__
-        self.possible_agents = list(AGENTS)
-        self.agents: list[str] = []
-        self._num_actions = model.num_actions
-        nvec = tuple(int(n) for n in model.observation_nvec)
-        self._scalar = len(nvec) == 1
-        observation = spaces.Discrete(nvec[0]) if self._scalar else spaces.MultiDiscrete(nvec)
-        self._observation_spaces = {
-            agent: spaces.Dict(
-                {
-                    "observation": observation,
-                    "action_mask": spaces.Box(0, 1, (model.num_actions,), np.int8),
-                }
-            )
-            for agent in AGENTS
-        }
-        self._action_spaces = {agent: spaces.Discrete(model.num_actions) for agent in AGENTS}
-        self._start = model.initial_states()
-        self._start_bounds = cumulative([p for p, _ in self._start])
+        self._set_up(name, models[name](**kwargs), render_mode)
+        model, self.first_player = self.model, first_player
         self._sampler = getattr(model, "sample_step", None)
-        self._events = tuple(getattr(model, "event_keys", ()))
         if first_player != "player_0" and not hasattr(model, "swap_seats"):
             raise ValueError(f"first_player={first_player!r} needs a symmetric game")
-        self._np_random: np.random.Generator | None = None
         self.state: Any = None
         self.thrown: list[list[Any]] = [[], []]  # each seat's dice in its last turn
         self._last_mover: int | None = None
@@ -194,32 +241,11 @@ class DiceAECEnv(AECEnv):
     def __repr__(self) -> str:
         return f"DiceAECEnv({self.model!r}, first_player={self.first_player!r})"
 
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self._observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self._action_spaces[agent]
-
-    @property
-    def np_random(self) -> np.random.Generator:
-        if self._np_random is None:
-            self._np_random, _ = seeding.np_random()
-        return self._np_random
-
     # -- the game --------------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"reset options must be a dict (key 'state'), got {options!r}")
-        unknown = sorted(set(options or {}) - {"state"})
-        if unknown:
-            # PettingZoo's api_test passes made-up options and expects them to be ignored.
-            warnings.warn(f"reset ignores the options {unknown}; it knows 'state'", stacklevel=2)
-        if seed is not None:
-            self._np_random, _ = seeding.np_random(seed)
+        state = self._reset_options(seed, options)
         uniform = self.np_random.random
-        if options and options.get("state") is not None:
-            state = self.model.validate_state(options["state"])
-        else:
+        if state is None:
             state = self._start[draw(self._start_bounds, uniform)][1]
             first = self.first_player
             if first is None:
@@ -305,20 +331,13 @@ class DiceAECEnv(AECEnv):
         for key in self._events:
             info[key] = self.thrown[0]
             info["opponent_" + key] = self.thrown[1]
-        picture = getattr(self.model, "picture", None)
-        max_dice, max_lines = getattr(self.model, "picture_size", (1, 3))
-        if picture is None:
-            dice, lines = [], [self.model.render_text(self.state, 0)]
-        else:
-            dice, lines = picture(self.state, 0, info)
-        sides = getattr(self.model, "sides", 6)
-        return render_scene(dice, lines, max_dice=max_dice, max_lines=max_lines, pips=sides <= 6)
+        return self._frame(self.state, info)
 
     def close(self) -> None:
         pass
 
 
-class DiceParallelEnv(ParallelEnv):
+class DiceParallelEnv(_Seats, ParallelEnv):
     """A simultaneous-move dice game as a PettingZoo parallel env.
 
     ## Description
@@ -372,35 +391,9 @@ class DiceParallelEnv(ParallelEnv):
         games = _simultaneous_games()
         if name not in games:
             raise ValueError(f"name must be one of {', '.join(games)}; got {name!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
-        self.model = model = games[name][0](**kwargs)
-        self.name, self.render_mode = name, render_mode
-        self.metadata = {**self.metadata, "name": f"dice_envs_{name}_v0"}
-        self.__doc__ = type(model).__doc__
-        self.possible_agents = list(AGENTS)
-        self.agents: list[str] = []
-        self._num_actions = model.num_actions
-        observation = spaces.MultiDiscrete(tuple(int(n) for n in model.observation_nvec))
-        self._observation_spaces = {
-            agent: spaces.Dict(
-                {
-                    "observation": observation,
-                    "action_mask": spaces.Box(0, 1, (model.num_actions,), np.int8),
-                }
-            )
-            for agent in AGENTS
-        }
-        self._action_spaces = {agent: spaces.Discrete(model.num_actions) for agent in AGENTS}
+        self._set_up(name, games[name][0](**kwargs), render_mode)
         self.observation_spaces, self.action_spaces = self._observation_spaces, self._action_spaces
-        self.state_space = observation
-        self._start = model.initial_states()
-        self._start_bounds = cumulative([p for p, _ in self._start])
-        self._events = tuple(getattr(model, "event_keys", ()))
-        self._np_random: np.random.Generator | None = None
+        self.state_space = self._observation_spaces["player_0"]["observation"]
         self.position: Any = None  # the model state
         self.over = False
         self.thrown: dict[str, tuple[list, list]] = {}  # each seat's events of the last step
@@ -408,29 +401,9 @@ class DiceParallelEnv(ParallelEnv):
     def __repr__(self) -> str:
         return f"DiceParallelEnv({self.model!r})"
 
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self._observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self._action_spaces[agent]
-
-    @property
-    def np_random(self) -> np.random.Generator:
-        if self._np_random is None:
-            self._np_random, _ = seeding.np_random()
-        return self._np_random
-
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"reset options must be a dict (key 'state'), got {options!r}")
-        unknown = sorted(set(options or {}) - {"state"})
-        if unknown:
-            warnings.warn(f"reset ignores the options {unknown}; it knows 'state'", stacklevel=2)
-        if seed is not None:
-            self._np_random, _ = seeding.np_random(seed)
-        if options and options.get("state") is not None:
-            self.position = self.model.validate_state(options["state"])
-        else:
+        self.position = self._reset_options(seed, options)
+        if self.position is None:
             self.position = self._start[draw(self._start_bounds, self.np_random.random)][1]
         self.agents, self.over = list(AGENTS), False
         self.thrown = {key: ([], []) for key in self._events}
@@ -500,10 +473,7 @@ class DiceParallelEnv(ParallelEnv):
         if self.render_mode == "ansi":
             over = " (game over)" if self.over else ""
             return f"player_0's view: {self.model.render_text(self.position, 0)}{over}"
-        dice, lines = self.model.picture(self.position, 0, self._info(0))
-        max_dice, max_lines = self.model.picture_size
-        sides = getattr(self.model, "sides", 6)
-        return render_scene(dice, lines, max_dice=max_dice, max_lines=max_lines, pips=sides <= 6)
+        return self._frame(self.position, self._info(0))
 
     def close(self) -> None:
         pass

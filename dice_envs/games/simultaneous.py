@@ -20,7 +20,14 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from dice_envs.games.base import Observation, State, Transition, cumulative, draw
-from dice_envs.games.two_player import AGENT, OPPONENT, Policy, _game_parameter, policy
+from dice_envs.games.two_player import (
+    AGENT,
+    OPPONENT,
+    AgentSeat,
+    Policy,
+    _game_parameter,
+    policy,
+)
 
 
 @runtime_checkable
@@ -48,7 +55,7 @@ class SimultaneousModel(Protocol):
     def render_text(self, state: State, player: int) -> str: ...
 
 
-class SimultaneousFold:
+class SimultaneousFold(AgentSeat):
     """A simultaneous-move model against a fixed opponent, as a single-agent `GameModel`.
 
     The agent is player 0. A step is one joint move: the agent's action, and the opponent's,
@@ -143,13 +150,6 @@ class SimultaneousFold:
 
     def render_text(self, state: State) -> str:
         return self.model.render_text(state, AGENT)
-
-    def picture(self, state: State, info: dict) -> tuple[list[tuple[int, bool]], list[str]]:
-        return self.model.picture(state, AGENT, info)
-
-    @property
-    def picture_size(self) -> tuple[int, int]:
-        return self.model.picture_size
 
     # -- the same fold for a batch of states (the fast table builder; tests hold them equal) ----
     def batch_legal(self, states: np.ndarray) -> np.ndarray:

@@ -209,13 +209,8 @@ class SimultaneousHog:
         return (state[1], state[0])
 
     def state_of(self, observation: object, player: int) -> SimultaneousHogState:
-        try:
-            own, other = observation  # type: ignore[misc]
-        except (TypeError, ValueError):
-            raise ValueError(f"state must be (own, opponent), got {observation!r}") from None
-        own = check_int("own score", own, 0, self.goal - 1)
-        other = check_int("opponent score", other, 0, self.goal - 1)
-        return (own, other) if player == 0 else (other, own)
+        _mover, first, second = self.hog.state_of(observation, player)  # Hog's scores, checked
+        return (first, second)
 
     def validate_state(self, state: object) -> SimultaneousHogState:
         return self.state_of(state, 0)

@@ -218,7 +218,20 @@ def _game_parameter(view, name: str):
     raise AttributeError(name)
 
 
-class Fold:
+class AgentSeat:
+    """What a fold shows of its game from the agent's seat (seat 0): its picture."""
+
+    model: TwoPlayerModel
+
+    def picture(self, state: State, info: dict) -> tuple[list[tuple[int, bool]], list[str]]:
+        return self.model.picture(state, AGENT, info)
+
+    @property
+    def picture_size(self) -> tuple[int, int]:
+        return self.model.picture_size
+
+
+class Fold(AgentSeat):
     """A two-player model against a fixed opponent, as a single-agent `GameModel`.
 
     The agent sits in seat 0. `agent_starts`: True (the agent moves first), False (the
@@ -397,13 +410,6 @@ class Fold:
         if state in self._over:
             return "the opponent won before your first move"
         return self.model.render_text(state, AGENT)
-
-    def picture(self, state: State, info: dict) -> tuple[list[tuple[int, bool]], list[str]]:
-        return self.model.picture(state, AGENT, info)
-
-    @property
-    def picture_size(self) -> tuple[int, int]:
-        return self.model.picture_size
 
     # -- sampling, action by action ------------------------------------------------------------
     def _step(self, state, action, uniform):
