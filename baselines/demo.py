@@ -494,6 +494,14 @@ SIMULTANEOUS_POLICIES = ("five-dice", "dice-5", "dice-6", "random")
 FICTITIOUS_PLAY_ITERATIONS = 100
 
 
+def _strategy_cell(probs: np.ndarray) -> str:
+    """'6' for a pure strategy, '5: 0.64, 6: 0.36' for a mixed one (dice: probability)."""
+    used = np.flatnonzero(probs > 0)
+    if len(used) == 1:
+        return str(int(used[0]) + 1)
+    return ", ".join(f"{a + 1}: {probs[a]:.2f}" for a in used)
+
+
 def simultaneous_hog_section(out: Path) -> str:
     """The television game's equilibrium: its solve, where it mixes, its value, and named
     policies scored exactly against it and against their best responses."""
@@ -588,6 +596,17 @@ def simultaneous_hog_section(out: Path) -> str:
     fig.tight_layout()
     fig.savefig(out / "simultaneous_hog_fictitious_play.png", dpi=100)
     plt.close(fig)
+    # The value table and the strategies at a few score pairs, mixed ones among them.
+    shown_scores = sorted({0, 25, 50, 75, 90, 95, 99})
+    value_rows, strategy_rows = [], []
+    for own_score in shown_scores:
+        value_rows.append(
+            [own_score, *(f"{solved.value_at((own_score, o)):.4f}" for o in shown_scores)]
+        )
+        strategy_rows.append(
+            [own_score, *(_strategy_cell(solved.strategy((own_score, o))) for o in shown_scores)]
+        )
+    header = ["own \\ opponent", *map(str, shown_scores)]
     start = solved.strategy((0, 0))
     sizes = np.bincount(support[mixed], minlength=dice_max + 1)
     spread = ", ".join(
@@ -604,7 +623,13 @@ def simultaneous_hog_section(out: Path) -> str:
         f"(probability {start.max():.3g}), and the value is {solved.value:.6f}. "
         f"{int(mixed.sum())} positions mix ({spread}), every one with a score sum of at least "
         f"{int((own + other).min())}; everywhere else the equilibrium is pure.\n\n"
-        "Named policies, played by one player against the other at equilibrium (its win "
+        "The value (the win probability of the player whose score heads the row, both at "
+        "equilibrium):\n\n"
+        + markdown_table(header, value_rows)
+        + "\n\nThe equilibrium strategy there (dice: probability; one number where it is pure):"
+        "\n\n"
+        + markdown_table(header, strategy_rows)
+        + "\n\nNamed policies, played by one player against the other at equilibrium (its win "
         "probability from the start), and against its exact best response (the best "
         "response's win probability; exploitability is that minus 1/2):\n\n"
         + markdown_table(
