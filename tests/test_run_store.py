@@ -358,3 +358,10 @@ def test_the_readme_full_section_shows_the_default_games_and_links_the_rest(tmp_
     assert "The other 1 configs" in section
     assert "(docs/training/full/report.md)" in section
     assert "d20_rounds" in (tmp_path / "docs/training/full/report.md").read_text()
+    # A game no config trains at this budget says so on its page.
+    assert (
+        "No config of this game has a `quick` budget"
+        in (tmp_path / "docs/games/pig.md").read_text()
+    )
+    trained = (tmp_path / "docs/games/sum_avoid.md").read_text()
+    assert "No config" not in trained and "| sum_avoid (N=10) | Q-learning, 2 seeds |" in trained

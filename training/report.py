@@ -27,6 +27,8 @@ import baselines
 from baselines.game_pages import write_page_section
 from baselines.heuristics import HEURISTICS, heuristic
 from baselines.readme import replace_section
+from dice_envs import ENV_IDS
+from training.config import has_budget, load_config
 from training.evaluation import game_arguments
 from training.plots import (
     REFERENCE_STYLES,
@@ -392,6 +394,23 @@ def _write_game_pages(groups, by_game, titles, budget: str, out: Path, drawn: se
         write_page_section(env_id, f"training-{budget}", text)
 
 
+def _write_untrained_pages(configs: Path, budget: str) -> None:
+    """The pages of games no config trains at `budget` say so (not "not written yet")."""
+    trained = {
+        load_config(path, budget)["env_id"]
+        for path in sorted(Path(configs).glob("*/*.yaml"))
+        if has_budget(path, budget)
+    }
+    for env_id in ENV_IDS:
+        if env_id not in trained:
+            write_page_section(
+                env_id,
+                f"training-{budget}",
+                f"No config of this game has a `{budget}` budget (a `quick` one would lengthen "
+                "`make demo`); its training results are in the other budget's section.",
+            )
+
+
 def _game_title(config: dict[str, Any]) -> str:
     """The env id and every argument the agent trained with, as a figure title."""
     return f"{config['env_id'].split('/')[-1]} ({_kwargs_text(config['env_kwargs'])})"
@@ -657,6 +676,7 @@ def build_report(
     )
     if out in (README_OUT, README_OUT / "full"):
         _write_game_pages(groups, by_game, titles, budget, out, drawn)
+        _write_untrained_pages(configs, budget)
     if out == README_OUT:
         readme_plots = plots.replace("](", f"]({README_OUT}/")
         readme_mc = monte_carlo_text.replace("](", f"]({README_OUT}/")
