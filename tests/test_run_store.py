@@ -363,5 +363,9 @@ def test_the_readme_full_section_shows_the_default_games_and_links_the_rest(tmp_
         "No config of this game has a `quick` budget"
         in (tmp_path / "docs/games/pig.md").read_text()
     )
+    # A report without every default config leaves the README's section alone.
+    written.clear()
+    build_report(configs, "quick", runs, training.report.README_OUT / "full", ["d20_rounds"])
+    assert "training-full" not in written
     trained = (tmp_path / "docs/games/sum_avoid.md").read_text()
     assert "No config" not in trained and "| sum_avoid (N=10) | Q-learning, 2 seeds |" in trained

@@ -190,13 +190,15 @@ def test_self_play_ppo_on_a_simultaneous_game_pools_what_it_plays(tmp_path):
     config = small(config, 512, 256, **TINY_PPO)
     config["env_kwargs"].update(goal=10, max_dice=3)
     config["selfplay"]["pool"] = 2
-    run(config, seed=0, root=tmp_path / "stopped", stop_after=256)
-    state = pickle.loads((run_dir(tmp_path / "stopped", config, 0) / "checkpoint.pkl").read_bytes())
+    run(config, seed=0, root=tmp_path / "b", stop_after=256)
+    state = pickle.loads((run_dir(tmp_path / "b", config, 0) / "checkpoint.pkl").read_bytes())
     newest = state["pool"][-1]  # probabilities over the grid, not one action per observation
     assert newest.shape == (11, 11, 3) and np.allclose(newest.sum(axis=-1), 1.0)
     assert ((newest > 0) & (newest < 1)).any()
+    run(config, seed=0, root=tmp_path / "b")  # resumed from the pool of probability tables
     run(config, seed=0, root=tmp_path)
     curve = _curve(tmp_path, config, 0)
+    assert _curve(tmp_path / "b", config, 0) == curve
     assert [p["steps"] for p in curve] == [0, 256, 512]
     assert all(-1e-12 <= p["stochastic_exploitability"] <= 0.5 for p in curve)
     model = PPO.load(run_dir(tmp_path, config, 0) / "policy.zip", device="cpu")

@@ -237,9 +237,11 @@ def _trained_against(config: dict[str, Any], short: bool = False) -> str:
         opponent = config["env_kwargs"].get("opponent", "the default opponent")
         return f"vs {opponent}" if short else f"{opponent}"
     if "pool" in selfplay:
+        played = selfplay.get("policies") == "stochastic"
         if short:
-            return f"self-play (pool of {selfplay['pool']})"
-        return f"itself (pool of its {selfplay['pool']} latest policies)"
+            return f"self-play (pool of {selfplay['pool']}{', as played' if played else ''})"
+        kept = "the probabilities it played at its" if played else "its"
+        return f"itself (pool of {kept} {selfplay['pool']} latest policies)"
     anywhere = selfplay["starts"] == "anywhere"
     if short:
         return "self-play (exploring starts)" if anywhere else "self-play"
@@ -274,7 +276,7 @@ def exploitability_table(groups: dict[Path, dict[str, Any]]) -> str:
                 _spread([r["value"] for r in results]),
             ]
         )
-        if all("stochastic_exploitability" in r for r in results):
+        if all("stochastic_exploitability" in p for r in results for p in r["curve"]):
             key = "stochastic_exploitability"
             zeros = [
                 next((p["steps"] for p in r["curve"] if p[key] <= ZERO), None) for r in results
@@ -334,7 +336,8 @@ def _sweep_lines(root: Path) -> list[str]:
     for path in sorted(root.glob("**/sweep.json")):
         link = ""
         if path.parent != root and (path.parent / "report.md").exists():
-            link = f" Its report: [{path.parent / 'report.md'}]({path.parent / 'report.md'})."
+            target = os.path.relpath(path.parent / "report.md", root)
+            link = f" Its report: [{path.parent / 'report.md'}]({target})."
         for record in read_json(path, {}).values():
             lines.append(
                 f"- `{record['budget']}` budget, {', '.join(record['games'])}: "
@@ -403,11 +406,11 @@ def _write_untrained_pages(configs: Path, budget: str) -> None:
     }
     for env_id in ENV_IDS:
         if env_id not in trained:
+            why = " (a `quick` one would lengthen `make demo`)" if budget == "quick" else ""
             write_page_section(
                 env_id,
                 f"training-{budget}",
-                f"No config of this game has a `{budget}` budget (a `quick` one would lengthen "
-                "`make demo`); its training results are in the other budget's section.",
+                f"No config of this game has a `{budget}` budget{why}.",
             )
 
 
@@ -686,10 +689,11 @@ def build_report(
             replace_section(
                 "training-exploitability", exploit_text.replace("](", f"]({README_OUT}/")
             )
-    if out == README_OUT / "full":
+    shown = {p: g for p, g in groups.items() if _config_name(p) in README_FULL_CONFIGS}
+    # The README's section is the default games' and is rewritten only by a report that has
+    # them all (a report of other games alone leaves it as it is).
+    if out == README_OUT / "full" and len(shown) == len(README_FULL_CONFIGS):
         full = README_OUT / "full"
-        shown = {p: g for p, g in groups.items() if _config_name(p) in README_FULL_CONFIGS}
-        shown = shown or groups
         shown_plots = "\n".join(
             f"![{titles[game]}: relative gap and agreement against steps]({game}.png)"
             for game, paths in by_game.items()
@@ -697,8 +701,8 @@ def build_report(
         )
         rest = len(groups) - len(shown)
         others = (
-            f"\n\nThe other {rest} configs at the full budget (every game): "
-            f"[the full report](report.md), and each game's page."
+            f"\n\nThe other {rest} configs of this report: [the full report](report.md), and "
+            f"each game's page."
             if rest
             else ""
         )
