@@ -24,14 +24,18 @@ from training.train import Progress, run
 
 def test_every_config_loads_for_its_budgets():
     paths = sorted(CONFIGS.glob("*/*.yaml"))
-    # Every game has qlearning.yaml and ppo.yaml; Pig also its self-play configs; the default
-    # games (Pig to 100, d20 with 100 rounds) configs of the full budget only.
+    # Every game has qlearning.yaml and ppo.yaml; Pig also its self-play configs, Simultaneous
+    # Hog self-play PPO; the default games (Pig to 100, d20 with 100 rounds) and Simultaneous
+    # Hog configs of the full budget only.
     defaults = {"qlearning_goal100", "ppo_goal100", "qlearning_rounds100", "ppo_rounds100"}
     assert {p.stem for p in paths} == {
         "qlearning", "ppo", "selfplay_qlearning", "selfplay_ppo", *defaults
     }  # fmt: skip
-    assert {p.parent.name for p in paths if p.stem.startswith("selfplay")} == {"pig"}
-    full_only = {p for p in paths if p.stem in defaults}
+    selfplay = {p.relative_to(CONFIGS).as_posix() for p in paths if p.stem.startswith("selfplay")}
+    assert selfplay == {
+        "pig/selfplay_qlearning.yaml", "pig/selfplay_ppo.yaml", "simultaneous_hog/selfplay_ppo.yaml"
+    }  # fmt: skip
+    full_only = {p for p in paths if p.stem in defaults or p.parent.name == "simultaneous_hog"}
     algos_by_id: dict[str, set[str]] = {}
     for path in paths:
         for budget in ("full",) if path in full_only else ("quick", "full"):
@@ -40,7 +44,7 @@ def test_every_config_loads_for_its_budgets():
         algos_by_id.setdefault(config["env_id"], set()).add(config["algo"])
     # Every registered game is trained by both algorithms.
     assert algos_by_id == {env_id: {"qlearning", "ppo"} for env_id in ENV_IDS}
-    # The default games plan no quick run: `make demo` stays short.
+    # The default games and Simultaneous Hog plan no quick run: `make demo` stays short.
     quick = {path for path, _, _ in planned_runs(CONFIGS, "quick")}
     assert quick == set(paths) - full_only
     full = {path for path, _, _ in planned_runs(CONFIGS, "full")}
