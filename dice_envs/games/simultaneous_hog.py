@@ -114,12 +114,13 @@ class SimultaneousHog:
         if first < self.goal and second < self.goal:
             return [(1.0, Transition(1.0, (first, second), 0.0, False))]
         final = (min(first, self.goal), min(second, self.goal))
-        if first == second:  # the coin
+        win = float(self.first_wins(first, second))
+        if 0.0 < win < 1.0:  # the coin
             return [
-                (0.5, Transition(1.0, final, 1.0, True)),
-                (0.5, Transition(1.0, final, 0.0, True)),
+                (win, Transition(1.0, final, 1.0, True)),
+                (1.0 - win, Transition(1.0, final, 0.0, True)),
             ]
-        return [(1.0, Transition(1.0, final, float(first > second), True))]
+        return [(1.0, Transition(1.0, final, win, True))]
 
     def joint_transitions(
         self, state: SimultaneousHogState, actions: tuple[int, int]
