@@ -260,36 +260,22 @@ def exploitability_table(groups: dict[Path, dict[str, Any]]) -> str:
     rows = []
     for path, group in _exploitable(groups).items():
         config, results = group["config"], group["results"]
-        against = _trained_against(config)
-        zeros = [
-            next((p["steps"] for p in r["curve"] if p["exploitability"] <= ZERO), None)
-            for r in results
-        ]
-        rows.append(
-            [
-                f"{path.parent.name} ({_kwargs_text(config['env_kwargs'])})",
-                f"{_label(path, results[0])}, {len(results)} seeds",
-                against,
-                _spread([r["exploitability"] for r in results]),
-                _spread([min(p["exploitability"] for p in r["curve"]) for r in results]),
-                ", ".join("never" if z is None else f"{z:,}" for z in zeros),
-                _spread([r["value"] for r in results]),
-            ]
-        )
+        kinds = [("exploitability", "value", "")]
         if all("stochastic_exploitability" in p for r in results for p in r["curve"]):
-            key = "stochastic_exploitability"
+            kinds.append(("stochastic_exploitability", "stochastic_value", ", stochastic policy"))
+        for key, value, suffix in kinds:
             zeros = [
                 next((p["steps"] for p in r["curve"] if p[key] <= ZERO), None) for r in results
             ]
             rows.append(
                 [
                     f"{path.parent.name} ({_kwargs_text(config['env_kwargs'])})",
-                    f"{_label(path, results[0])}, {len(results)} seeds, stochastic policy",
-                    against,
+                    f"{_label(path, results[0])}, {len(results)} seeds{suffix}",
+                    _trained_against(config),
                     _spread([r[key] for r in results]),
                     _spread([min(p[key] for p in r["curve"]) for r in results]),
                     ", ".join("never" if z is None else f"{z:,}" for z in zeros),
-                    _spread([r["stochastic_value"] for r in results]),
+                    _spread([r[value] for r in results]),
                 ]
             )
     return _markdown(header, rows)
