@@ -30,8 +30,10 @@ from scipy.optimize import linprog
 
 from baselines.solvers import GridIndex, Solution, grid_solution
 from dice_envs import make_model
+from dice_envs.games.base import check_int
 from dice_envs.games.simultaneous import SimultaneousFold
 from dice_envs.games.simultaneous_hog import SimultaneousHog
+from dice_envs.games.two_player import PROBABILITY_TOLERANCE
 
 # A position is solved when its strategy pair is a saddle point of M(v) to this (the row
 # player's best reply to y minus the column player's best reply to x, in win probability).
@@ -43,8 +45,9 @@ def matrix_game(payoff: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """Optimal mixed strategies (row, column) and the value of the zero-sum matrix game in
     which the row player receives `payoff[a, b]`. A pure saddle point is taken when there is one
     (the lowest-numbered on ties); otherwise the row player's linear program is solved by
-    HiGHS, and the column player's strategy is its duals. Accurate to HiGHS's tolerances (the
-    solver reports the saddle gap it reaches; about 1e-14 on Simultaneous Hog)."""
+    HiGHS, and the column player's strategy is its duals. Accurate to HiGHS's tolerances; the
+    saddle gap of the strategies is measured by the caller (`solve_position` stops at
+    `SADDLE_TOLERANCE`, and `Equilibrium.saddle_gap` reports the worst position's)."""
     payoff = np.asarray(payoff, dtype=float)
     if payoff.ndim != 2 or 0 in payoff.shape:
         raise ValueError(f"payoff must be a non-empty matrix, got shape {payoff.shape}")
@@ -235,20 +238,19 @@ class Equilibrium:
         return self.strategies
 
     def _position(self, obs) -> tuple[int, int]:
-        try:
-            own, other = (int(v) for v in np.asarray(obs).reshape(-1))
-        except (TypeError, ValueError):
-            raise ValueError(f"obs must be (own score, other score), got {obs!r}") from None
-        if not (0 <= own < self.goal and 0 <= other < self.goal):
-            raise ValueError(f"scores must be in 0..{self.goal - 1}, got {(own, other)}")
+        scores = np.asarray(obs, dtype=object).reshape(-1)
+        if len(scores) != 2:
+            raise ValueError(f"obs must be (own score, other score), got {obs!r}")
+        own = check_int("own score", scores[0], 0, self.goal - 1)
+        other = check_int("other score", scores[1], 0, self.goal - 1)
         return own, other
 
 
 def equilibrium(env_id: str = "dice_envs/SimultaneousHog-v0", **kwargs) -> Equilibrium:
     """The exact equilibrium of the simultaneous game behind `env_id` (its keyword arguments:
-    `goal`, `max_dice`, `sides`; an `opponent` is ignored, the equilibrium has none).
-    Cached per game. Goal 100 with 10 dice takes a few seconds."""
-    kwargs = {key: value for key, value in kwargs.items() if key != "opponent"}
+    `goal`, `max_dice`, `sides`; an `opponent` is checked as the env would check it, then
+    ignored: the equilibrium has none). Cached per game. Goal 100 with 10 dice takes a few
+    seconds."""
     model = make_model(env_id, **kwargs)
     game = model.model if isinstance(model, SimultaneousFold) else model
     if not isinstance(game, SimultaneousHog):
@@ -303,9 +305,15 @@ def _grid_policy(model: SimultaneousHog, table: np.ndarray, name: str) -> np.nda
     if table.shape != shape:
         raise ValueError(f"{name} must have shape {shape} (own, other, action), got {table.shape}")
     probs = table[: model.goal, : model.goal]
-    if (probs < 0).any() or not np.allclose(probs.sum(axis=-1), 1.0, atol=1e-9):
-        raise ValueError(f"{name} must hold probabilities summing to 1 over its last axis")
-    return probs
+    sums = probs.sum(axis=-1, keepdims=True)
+    if not np.isfinite(probs).all() or (probs < 0).any():
+        raise ValueError(f"{name} must hold finite probabilities >= 0")
+    if (np.abs(sums - 1.0) > PROBABILITY_TOLERANCE).any():
+        raise ValueError(
+            f"{name} must hold probabilities summing to 1 over its last axis "
+            f"(within {PROBABILITY_TOLERANCE})"
+        )
+    return probs / sums
 
 
 def pair_values(model: SimultaneousHog, first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -347,7 +355,10 @@ def best_response(model: SimultaneousHog, opponent: np.ndarray) -> np.ndarray:
 
 def solve_simultaneous_fold(fold: SimultaneousFold) -> Solution:
     """`baselines.solve` of `dice_envs/SimultaneousHog-v0`: the exact best response to the
-    fold's opponent (any of its forms, read over the grid), by `best_response`."""
+    fold's opponent, by `best_response`. The opponent is read at every position below the
+    goal, reachable or not, so a mapping opponent must cover the whole grid;
+    `baselines.solve(..., method="generic")` builds the fold's tables, which ask only at the
+    positions the start reaches."""
     start = time.perf_counter()
     model = fold.model
     scores = np.indices((model.goal, model.goal)).reshape(2, -1).T
@@ -419,6 +430,11 @@ def shapley_value_iteration(
     V_(n+1)(s) = val(M_s(V_n)) at every position at once, from V_0 = 1/2, until no value
     moves by more than `tol` (or `max_sweeps` sweeps, or `max_seconds`). Pure saddle points
     are found for all positions at once; the rest go to the linear program one by one."""
+    if not (isinstance(tol, int | float) and not isinstance(tol, bool) and tol > 0):
+        raise ValueError(f"tol must be a number > 0, got {tol!r}")
+    max_sweeps = check_int("max_sweeps", max_sweeps, 1)
+    if not (isinstance(max_seconds, int | float) and max_seconds > 0):
+        raise ValueError(f"max_seconds must be a number > 0, got {max_seconds!r}")
     start = time.perf_counter()
     sweep = _Sweep(model)
     goal = model.goal
@@ -472,8 +488,7 @@ def fictitious_play(
     averaging is of behaviour strategies with equal weights per position, not weighted by how
     often each past policy reaches the position (as extensive-form fictitious play would), so
     no theorem promises convergence; the exploitability after every iteration measures it."""
-    if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
-        raise ValueError(f"iterations must be an integer >= 1, got {iterations!r}")
+    iterations = check_int("iterations", iterations, 1)
     clock = time.perf_counter()
     goal, actions = model.goal, model.max_dice
     average = np.full((goal + 1, goal + 1, actions), 1.0 / actions) if start is None else start

@@ -91,10 +91,41 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="not a simultaneous"):
         equilibrium("dice_envs/Hog-v0")
     solved = equilibrium(ENV_ID, goal=6, max_dice=3)
-    with pytest.raises(ValueError, match="scores"):
+    with pytest.raises(ValueError, match="own score must be an integer in 0..5"):
         solved.value_at((6, 0))
     with pytest.raises(ValueError, match="opponent must have shape"):
         best_response(SimultaneousHog(6, 3), np.ones((6, 6, 3)) / 3)
+    with pytest.raises(ValueError, match="own score must be an integer"):
+        solved.value_at((2.9, 1))
+    with pytest.raises(ValueError, match="other score must be an integer"):
+        solved.strategy((2, True))
+    with pytest.raises(ValueError, match="opponent"):
+        equilibrium(ENV_ID, goal=6, max_dice=3, opponent="nonsense")
+    with pytest.raises(ValueError, match="tol"):
+        shapley_value_iteration(SimultaneousHog(6, 3), tol=0)
+    with pytest.raises(ValueError, match="max_sweeps"):
+        shapley_value_iteration(SimultaneousHog(6, 3), max_sweeps=0)
+
+
+def test_probability_tables_must_sum_to_one_and_are_made_exact():
+    """A row 1e-5 off is refused by the solvers and the fold alike; one 1e-7 off (a float32
+    softmax) is accepted and divided by its sum, so the evaluation stays a probability."""
+    model = SimultaneousHog(6, 3)
+    off = np.full((7, 7, 3), 1 / 3)
+    off[2, 3] = [0.5, 0.5, 1e-5]
+    with pytest.raises(ValueError, match="summing to 1"):
+        best_response(model, off)
+    with pytest.raises(ValueError, match="must sum to 1"):
+        make_model(ENV_ID, goal=6, max_dice=3, opponent=off)
+    close = np.full((7, 7, 3), 1 / 3)
+    close[2, 3] = [0.5, 0.5, 1e-7]
+    exact = close.copy()
+    exact[2, 3] /= exact[2, 3].sum()
+    np.testing.assert_allclose(
+        pair_values(model, close, close), pair_values(model, exact, exact), rtol=0, atol=1e-14
+    )
+    fold = make_model(ENV_ID, goal=6, max_dice=3, opponent=close)
+    assert fold.opponent_policy.batch_probs(np.array([[2, 3]])).sum() == pytest.approx(1, abs=1e-15)
 
 
 def _support_enumeration(payoff: np.ndarray) -> float:
@@ -241,6 +272,9 @@ def test_the_equilibrium_is_unexploitable_and_five_dice_is_exploited():
     generic = baselines.solve(ENV_ID, method="generic", goal=goal, max_dice=dice, opponent="dice-5")
     assert fast == pytest.approx(generic.value, abs=1e-11)
     assert fast - 0.5 > 0.01
+    # The "optimal" opponent name reads the same equilibrium.
+    optimal = baselines.exploitability("optimal", ENV_ID, goal=goal, max_dice=dice)
+    assert optimal.value == pytest.approx(0.0, abs=1e-12)
 
 
 def test_plain_shapley_iteration_reaches_the_ordered_solve():
@@ -338,5 +372,8 @@ def test_the_parallel_env_is_seeded_and_refuses_bad_actions():
     game.reset(seed=0)
     with pytest.raises(ValueError, match="an action for each"):
         game.step({"player_0": 0})
+    for bad in (10, -1):
+        with pytest.raises(ValueError, match="action must be"):
+            game.step({"player_0": bad, "player_1": 0})
     with pytest.raises(ValueError, match="name must be one of"):
         parallel_env("hog")

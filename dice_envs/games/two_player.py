@@ -39,6 +39,8 @@ AGENT, OPPONENT = 0, 1
 POLICY_ENTRY_POINTS = "dice_envs.policies"
 # The exact fold refuses an opponent's turn longer than this many steps.
 MAX_TURN_STEPS = 100_000
+# How far a row of opponent probabilities may sum from 1 before it is refused.
+PROBABILITY_TOLERANCE = 1e-6
 
 
 @runtime_checkable
@@ -199,11 +201,18 @@ def _probability_table(table: np.ndarray, nvec: tuple[int, ...], actions: int) -
         return np.eye(actions, dtype=np.float32)[table.astype(np.int64)]
     if table.shape == nvec + (actions,):
         probs = table.astype(float)
+        if not np.isfinite(probs).all() or (probs < 0).any():
+            raise ValueError("an opponent table of probabilities must be finite and >= 0")
+        sums = probs.sum(axis=-1, keepdims=True)
+        # 1e-6 admits a network's float32 softmax; the division leaves an exact measure.
+        if (np.abs(sums - 1.0) > PROBABILITY_TOLERANCE).any():
+            raise ValueError(
+                "an opponent table of probabilities must sum to 1 over its last axis "
+                f"(within {PROBABILITY_TOLERANCE})"
+            )
+        probs = probs / sums
         single = probs.astype(np.float32)  # half the memory where nothing is lost
-        probs = single if np.array_equal(single, probs) else probs
-        if (probs < 0).any() or not np.allclose(probs.sum(axis=-1, dtype=float), 1.0, atol=1e-9):
-            raise ValueError("an opponent table of probabilities must sum to 1 over its last axis")
-        return probs
+        return single if np.array_equal(single, probs) else probs
     raise ValueError(
         f"an opponent table must have shape {nvec} (actions) or {nvec + (actions,)} "
         f"(probabilities), got {table.shape}"
