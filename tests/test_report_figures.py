@@ -46,3 +46,27 @@ def test_ten_thousand_bars_sum_to_the_gap(tmp_path, monkeypatch):
     )  # fmt: skip
     assert len(drawn["widths"]) == 13  # the 12 largest and the other 8 together
     assert drawn["widths"].sum() == pytest.approx(losses.sum(), abs=1e-12)
+
+
+def test_a_loss_map_of_round_off_is_drawn_as_no_loss(tmp_path, monkeypatch):
+    """A policy optimal up to round-off gets no heat map (a colour scale of 1e-14 would show
+    noise as a pattern); a real loss does."""
+    import matplotlib.axes
+
+    maps = []
+    original = matplotlib.axes.Axes.imshow
+    monkeypatch.setattr(
+        matplotlib.axes.Axes,
+        "imshow",
+        lambda self, *a, **k: maps.append(1) or original(self, *a, **k),
+    )
+    observations = np.array([[i, j] for i in range(4) for j in range(3)])
+    noise = np.full(len(observations), 2e-15)
+    noise[0] = -1e-16
+    real = np.zeros(len(observations))
+    real[5] = 0.01
+    plot_losses(
+        "Game-v0", ("rolls left", "face"), observations, {"Q-learning": noise, "PPO": real},
+        {"Q-learning": noise.sum(), "PPO": 0.01}, tmp_path / "l.png",
+    )  # fmt: skip
+    assert maps == [1]

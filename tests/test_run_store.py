@@ -340,6 +340,9 @@ def test_the_readme_full_section_shows_the_default_games_and_links_the_rest(tmp_
                                                                     "eval_every": 10_000}},
             "d20_rounds/qlearning": {"algo": "qlearning", "budget": {"timesteps": 20_000,
                                                                      "eval_every": 10_000}},
+            "simultaneous_hog/qlearning": {"algo": "qlearning", "env_kwargs": {"goal": 8,
+                                           "max_dice": 3}, "evaluation": {"exploitability": True},
+                                           "budget": {"timesteps": 20_000, "eval_every": 10_000}},
         },
     )  # fmt: skip
     runs = tmp_path / "runs"
@@ -352,12 +355,18 @@ def test_the_readme_full_section_shows_the_default_games_and_links_the_rest(tmp_
     monkeypatch.chdir(tmp_path)  # the README's folders are relative: docs/training/full
     build_report(configs, "quick", runs, training.report.README_OUT / "full")
     section = written["training-full"]
-    # The results are the default games'; the timing covers every run of the report.
+    # The results and their times are the default games' alone.
     assert "`sum_avoid/qlearning.yaml`" in section
     assert "`d20_rounds/qlearning.yaml`" not in section and "d20_rounds.png" not in section
-    assert "The other 1 configs" in section
+    assert "| d20_rounds |" not in section and "The 2 runs shown here took" in section
+    assert "The other 2 configs" in section
     assert "(docs/training/full/report.md)" in section
     assert "d20_rounds" in (tmp_path / "docs/training/full/report.md").read_text()
+    # A two-player game's page has its exploitability rows and curve.
+    page = (tmp_path / "docs/games/simultaneous_hog.md").read_text()
+    assert "| Q-learning, 2 seeds | five-dice |" in page, page
+    assert "(../training/full/simultaneous_hog_goal8_max_dice3_exploitability.png)" in page
+    assert "exploitability" not in (tmp_path / "docs/games/sum_avoid.md").read_text()
     # A game no config trains at this budget says so on its page.
     assert (
         "No config of this game has a `quick` budget"

@@ -33,15 +33,16 @@ def write_configs(folder: Path, entries: dict[str, dict]) -> Path:
     """Write `<folder>/<game>/<name>.yaml` from the committed `<game>/<algo>.yaml`, changed.
 
     `entries` maps "game/name" to {"algo": ..., "budget": {...}, "hyperparams": {...},
-    "seeds": [...]}.
+    "env_kwargs": {...}, "evaluation": {...}, "seeds": [...]}.
     """
     for target, change in entries.items():
         game, name = target.split("/")
         raw = yaml.safe_load((CONFIGS / game / f"{change['algo']}.yaml").read_text())
         raw["budgets"]["quick"] = change["budget"]
         raw["seeds"] = change.get("seeds", [0, 1])
-        raw["evaluation"] = {"episodes": 10}
+        raw["evaluation"] = {"episodes": 10, **change.get("evaluation", {})}
         raw["hyperparams"].update(change.get("hyperparams", {}))
+        raw["env_kwargs"].update(change.get("env_kwargs", {}))
         path = folder / game / f"{name}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(raw, sort_keys=False))

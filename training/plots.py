@@ -117,6 +117,11 @@ def _integer_axis(axis) -> None:
     axis.set_major_locator(MaxNLocator(integer=True))
 
 
+# A loss map summing to no more than this is drawn as "no value lost": round-off of the
+# solves (about 1e-16 times the game's values, which reach a few thousand), not a choice.
+ROUND_OFF_LOSS = 1e-9
+
+
 def plot_losses(
     title: str,
     names: tuple[str, ...],
@@ -133,6 +138,15 @@ def plot_losses(
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.8), squeeze=False)
     for ax, (label, losses) in zip(axes[0], panels.items(), strict=True):
         heading = f"{label}: gap {gaps[label]:.4g} (the cells or bars sum to it)"
+        # The value given up in a state is >= 0; below 0 it is the solve's round-off.
+        losses = np.clip(np.asarray(losses, dtype=float), 0.0, None)
+        if losses.sum() <= ROUND_OFF_LOSS:
+            ax.set_title(f"{label}: gap 0 (optimal, up to round-off)", fontsize=9)
+            ax.text(0.5, 0.5, "no value lost in any state", ha="center", va="center",
+                    transform=ax.transAxes)  # fmt: skip
+            ax.set(xlabel=names[0], ylabel=names[1] if len(names) > 1 else "value lost there",
+                   xticks=[], yticks=[])  # fmt: skip
+            continue
         if labels is not None:
             by_label = np.bincount(observations[:, 1], losses, minlength=len(labels))
             top = [i for i in np.argsort(by_label)[::-1][:12] if by_label[i] > 0]
@@ -228,7 +242,7 @@ def plot_monte_carlo(
     )
     if never:
         note = textwrap.fill(
-            "Not drawn, the median seed exactly optimal (gap 0): " + "; ".join(never), 90
+            "Not drawn, the median seed exactly optimal (gap 0): " + "; ".join(never), 70
         )
         right.set_xlabel(f"episodes (log axis)\n\n{note}", fontsize=8)
     right.legend(fontsize=8, loc="lower right")

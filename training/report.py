@@ -347,9 +347,12 @@ def _budget_lines(groups: dict[Path, dict[str, Any]], budget: str) -> list[str]:
     return lines
 
 
-def _write_game_pages(groups, by_game, titles, budget: str, out: Path, drawn: set) -> None:
+def _write_game_pages(
+    groups, by_game, titles, budget: str, out: Path, drawn: set, exploit_figures: dict
+) -> None:
     """Each trained game's page (docs/games/<game>.md): its rows of the results table, its
-    figures, and the wall time of its runs."""
+    figures, the wall time of its runs, and for a two-player game its exploitability rows and
+    curves (`exploit_figures`: figure name stem -> (its configs, its title))."""
     pages = Path("docs/games")
     by_env: dict[str, list[Path]] = defaultdict(list)
     for path, group in groups.items():
@@ -380,6 +383,17 @@ def _write_game_pages(groups, by_game, titles, budget: str, out: Path, drawn: se
             f"PPO plays), mean ± standard deviation over seeds. All games: [the report]"
             f"({report}).\n\n" + results_table(mine) + "\n\n" + "\n".join(figures)
         )
+        if _exploitable(mine):
+            curves = "\n".join(
+                f"![{title}: exact exploitability against steps]"
+                f"({os.path.relpath(out / f'{slug}_exploitability.png', pages)})"
+                for slug, (members, title) in exploit_figures.items()
+                if members <= set(paths)
+            )
+            text += (
+                "\n\nExploitability, exact (what the best response to the policy wins beyond "
+                "1/2):\n\n" + exploitability_table(mine) + "\n\n" + curves
+            )
         write_page_section(env_id, f"training-{budget}", text)
 
 
@@ -526,7 +540,6 @@ def build_report(
     groups = collect(configs, budget, runs, games)
     out.mkdir(parents=True, exist_ok=True)
     table = results_table(groups) + "\n\n" + best_agents(groups)
-    timing = timing_table(groups)
     # One figure per game and env arguments: a gap compares only within one game. A game
     # trained with one set of arguments keeps the plain name <game>.png.
     by_game: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
@@ -562,10 +575,10 @@ def build_report(
     monte_carlo_text = _monte_carlo_figure(groups, by_game, titles, budget, out)
     exploitable = _exploitable(groups)
     exploit_text = ""
+    # One figure per game and arguments: exploitability compares only within one game.
+    by_exploit_game: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
+    exploit_titles: dict[str, str] = {}
     if exploitable:
-        # One figure per game and arguments: exploitability compares only within one game.
-        by_exploit_game: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
-        exploit_titles: dict[str, str] = {}
         for path, group in exploitable.items():
             kwargs = game_arguments(group["config"]["env_kwargs"])
             slug = "_".join([path.parent.name, *(f"{k}{v}" for k, v in kwargs.items())])
@@ -633,27 +646,27 @@ def build_report(
         f"![{titles[game]}: relative gap and agreement against steps]({game}.png)"
         for game in by_game
     )
-    sweeps = _sweep_lines(out)
-    run_count = sum(len(group["results"]) for group in groups.values())
-    run_minutes = (
-        sum(
-            r["timing"].get("final", {}).get("wall_seconds", 0.0)
-            for group in groups.values()
-            for r in group["results"]
+    sweeps = "\n".join(_sweep_lines(out)) or "No sweep recorded."
+
+    def time_of(chosen: dict[Path, dict[str, Any]], where: str) -> str:
+        run_count = sum(len(group["results"]) for group in chosen.values())
+        run_minutes = (
+            sum(
+                r["timing"].get("final", {}).get("wall_seconds", 0.0)
+                for group in chosen.values()
+                for r in group["results"]
+            )
+            / 60
         )
-        / 60
-    )
-    timing_text = (
-        "Measured on this machine (2 cores; times differ from run to run, unlike every other "
-        "number in this section). Training time excludes the exact evaluations; wall time "
-        "includes them.\n\n"
-        + timing
-        + "\n\n"
-        + ("\n".join(sweeps) or "No sweep recorded.")
-        + f"\n\nThe {run_count} runs of this report took {run_minutes:.1f} min of wall time, "
-        "summed over runs (on 2 workers a sweep takes about half of that, and more when other work "
-        "shares the machine)."
-    )
+        return (
+            "Measured on this machine (2 cores; times differ from run to run, unlike every other "
+            "number in this section). Training time excludes the exact evaluations; wall time "
+            f"includes them.\n\n{timing_table(chosen)}\n\n{sweeps}\n\nThe {run_count} runs "
+            f"{where} took {run_minutes:.1f} min of wall time, summed over runs (on 2 workers a "
+            "sweep takes about half of that, and more when other work shares the machine)."
+        )
+
+    timing_text = time_of(groups, "of this report")
     exploit_section = (
         f"## Two players: exploitability\n\n{exploit_text}\n\n" if exploit_text else ""
     )
@@ -664,7 +677,10 @@ def build_report(
         f"{exploit_section}## Time\n\n{timing_text}\n"
     )
     if out in (README_OUT, README_OUT / "full"):
-        _write_game_pages(groups, by_game, titles, budget, out, drawn)
+        exploit_figures = {
+            slug: (set(paths), exploit_titles[slug]) for slug, paths in by_exploit_game.items()
+        }
+        _write_game_pages(groups, by_game, titles, budget, out, drawn, exploit_figures)
         _write_untrained_pages(configs, budget)
     if out == README_OUT:
         readme_plots = plots.replace("](", f"]({README_OUT}/")
@@ -694,7 +710,7 @@ def build_report(
         )
         section = (
             f"{describe(shown)}\n\n{results_table(shown)}\n\n{best_agents(shown)}\n\n"
-            f"{shown_plots}{others}\n\n{timing_text}"
+            f"{shown_plots}{others}\n\n{time_of(shown, 'shown here')}"
         )
         replace_section("training-full", section.replace("](", f"]({full}/"))
     return table
