@@ -70,3 +70,13 @@ def test_a_loss_map_of_round_off_is_drawn_as_no_loss(tmp_path, monkeypatch):
         {"Q-learning": noise.sum(), "PPO": 0.01}, tmp_path / "l.png",
     )  # fmt: skip
     assert maps == [1]
+
+
+def test_round_off_gaps_read_as_zero():
+    from training.report import _mean_gap_text
+
+    # Two-Dice Pig's seed 0 came out at -1.9e-12: a policy equal to the optimum up to ties.
+    tied = [{"relative_gap": -3.2e-12, "gap": -1.9e-12}, {"relative_gap": 0.0, "gap": 0.0}]
+    assert _mean_gap_text(tied) == "0, every seed optimal up to round-off"
+    real = [{"relative_gap": 4e-6, "gap": 2.4e-6}, {"relative_gap": 0.0, "gap": 0.0}]
+    assert _mean_gap_text(real) == "1.2e-06"

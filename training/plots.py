@@ -181,8 +181,10 @@ def plot_losses(
     plt.close(fig)
 
 
-# A relative gap below this is 0 up to round-off (an optimal policy's solve gives +-1e-16).
-ZERO_RELATIVE_GAP = 1e-12
+# A relative gap below this is 0 up to round-off: the optimum's own solve gives +-1e-16, but a
+# policy that differs from it only where actions tie is solved by another factorisation, and
+# on Two-Dice Pig (100k states) its gap came out at -3e-12 (relative).
+ZERO_RELATIVE_GAP = 1e-10
 
 
 def episodes_to_resolve(gap: float, relative_gap: float, return_std: float) -> float:

@@ -143,6 +143,12 @@ def _score_row(where: str, label: str, results: list[dict], prefix: str) -> list
     ]
 
 
+def _mean_gap_text(results: list[dict[str, Any]]) -> str:
+    if all(abs(r["relative_gap"]) <= ZERO_RELATIVE_GAP for r in results):
+        return "0, every seed optimal up to round-off"
+    return f"{np.mean([r['gap'] for r in results]):.4g}"
+
+
 def _gap_text(result: dict[str, Any]) -> str:
     if abs(result["relative_gap"]) <= ZERO_RELATIVE_GAP:
         return "0 (optimal, up to round-off)"
@@ -169,7 +175,7 @@ def best_agents(groups: dict[Path, dict[str, Any]]) -> str:
                     key=lambda r: r["relative_gap"])  # fmt: skip
         lines.append(
             f"- {env_id.split('/')[-1]} ({_kwargs_text(json.loads(kwargs_json))}): best agent "
-            f"{_label(best, results[0])}, mean gap {mean_gap(best):.4g} (value "
+            f"{_label(best, results[0])}, mean gap {_mean_gap_text(results)} (value "
             f"{np.mean([r['value'] for r in results]):.6g} against the optimum "
             f"{results[0]['optimal_value']:.6g}); its best seed {top['seed']} has gap "
             f"{_gap_text(top)}. The largest relative gap of any seed here: "
