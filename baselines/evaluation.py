@@ -19,6 +19,7 @@ from baselines.solvers import (
     optimal_action_mask,
     q_from_values,
 )
+from dice_envs.games.two_player import PROBABILITY_TOLERANCE
 from dice_envs.registration import GAMES
 from dice_envs.tables import Tables as TabularMDP
 
@@ -356,7 +357,7 @@ def _callable_output(policy, mdp: TabularMDP, obs_transform, i: int):
 def _checked_probabilities(probs: np.ndarray, mdp: TabularMDP) -> np.ndarray:
     probs = np.asarray(probs, dtype=float).reshape(mdp.num_states, mdp.num_actions)
     bad = ~np.isfinite(probs).all(axis=1) | (probs < 0).any(axis=1)
-    bad |= np.abs(probs.sum(axis=1) - 1.0) > 1e-6
+    bad |= np.abs(probs.sum(axis=1) - 1.0) > PROBABILITY_TOLERANCE
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(

@@ -33,7 +33,7 @@ from dice_envs import make_model
 from dice_envs.games.base import check_int
 from dice_envs.games.simultaneous import SimultaneousFold
 from dice_envs.games.simultaneous_hog import SimultaneousHog
-from dice_envs.games.two_player import PROBABILITY_TOLERANCE
+from dice_envs.games.two_player import normalised_probabilities
 
 # A position is solved when its strategy pair is a saddle point of M(v) to this (the row
 # player's best reply to y minus the column player's best reply to x, in win probability).
@@ -304,16 +304,7 @@ def _grid_policy(model: SimultaneousHog, table: np.ndarray, name: str) -> np.nda
     shape = (model.goal + 1, model.goal + 1, model.max_dice)
     if table.shape != shape:
         raise ValueError(f"{name} must have shape {shape} (own, other, action), got {table.shape}")
-    probs = table[: model.goal, : model.goal]
-    sums = probs.sum(axis=-1, keepdims=True)
-    if not np.isfinite(probs).all() or (probs < 0).any():
-        raise ValueError(f"{name} must hold finite probabilities >= 0")
-    if (np.abs(sums - 1.0) > PROBABILITY_TOLERANCE).any():
-        raise ValueError(
-            f"{name} must hold probabilities summing to 1 over its last axis "
-            f"(within {PROBABILITY_TOLERANCE})"
-        )
-    return probs / sums
+    return normalised_probabilities(table[: model.goal, : model.goal], name)
 
 
 def pair_values(model: SimultaneousHog, first: np.ndarray, second: np.ndarray) -> np.ndarray:

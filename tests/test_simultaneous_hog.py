@@ -113,7 +113,7 @@ def test_probability_tables_must_sum_to_one_and_are_made_exact():
     model = SimultaneousHog(6, 3)
     off = np.full((7, 7, 3), 1 / 3)
     off[2, 3] = [0.5, 0.5, 1e-5]
-    with pytest.raises(ValueError, match="summing to 1"):
+    with pytest.raises(ValueError, match="must sum to 1"):
         best_response(model, off)
     with pytest.raises(ValueError, match="must sum to 1"):
         make_model(ENV_ID, goal=6, max_dice=3, opponent=off)

@@ -39,8 +39,24 @@ AGENT, OPPONENT = 0, 1
 POLICY_ENTRY_POINTS = "dice_envs.policies"
 # The exact fold refuses an opponent's turn longer than this many steps.
 MAX_TURN_STEPS = 100_000
-# How far a row of opponent probabilities may sum from 1 before it is refused.
+# How far a row of action probabilities may sum from 1 before it is refused: a network's float32
+# softmax is off by about 1e-7.
 PROBABILITY_TOLERANCE = 1e-6
+
+
+def normalised_probabilities(probs: object, name: str) -> np.ndarray:
+    """`probs` (the last axis over actions) divided by its row sums, after checking that every
+    entry is finite and >= 0 and every row sums to 1 within PROBABILITY_TOLERANCE: what is
+    evaluated as exact is then a probability measure."""
+    probs = np.asarray(probs, dtype=float)
+    if not np.isfinite(probs).all() or (probs < 0).any():
+        raise ValueError(f"{name} must hold finite probabilities >= 0")
+    sums = probs.sum(axis=-1, keepdims=True)
+    if (np.abs(sums - 1.0) > PROBABILITY_TOLERANCE).any():
+        raise ValueError(
+            f"{name} must sum to 1 over its last axis (within {PROBABILITY_TOLERANCE})"
+        )
+    return probs / sums
 
 
 @runtime_checkable
@@ -200,17 +216,7 @@ def _probability_table(table: np.ndarray, nvec: tuple[int, ...], actions: int) -
             raise ValueError(f"an opponent table of actions must hold 0..{actions - 1}")
         return np.eye(actions, dtype=np.float32)[table.astype(np.int64)]
     if table.shape == nvec + (actions,):
-        probs = table.astype(float)
-        if not np.isfinite(probs).all() or (probs < 0).any():
-            raise ValueError("an opponent table of probabilities must be finite and >= 0")
-        sums = probs.sum(axis=-1, keepdims=True)
-        # 1e-6 admits a network's float32 softmax; the division leaves an exact measure.
-        if (np.abs(sums - 1.0) > PROBABILITY_TOLERANCE).any():
-            raise ValueError(
-                "an opponent table of probabilities must sum to 1 over its last axis "
-                f"(within {PROBABILITY_TOLERANCE})"
-            )
-        probs = probs / sums
+        probs = normalised_probabilities(table, "an opponent table of probabilities")
         single = probs.astype(np.float32)  # half the memory where nothing is lost
         return single if np.array_equal(single, probs) else probs
     raise ValueError(
