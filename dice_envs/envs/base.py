@@ -13,8 +13,13 @@ from gymnasium import spaces
 from dice_envs.envs.rendering import render_scene
 from dice_envs.games.base import State, Transition, build_model, cumulative
 
+_as_index = operator.index
+
 # Transition tables are cached per (state, action); a long game clears the cache at this size.
 _CACHE_LIMIT = 1_000_000
+# What the agent is shown of a state (observation and mask) is cached per state; a game with
+# more states than this clears the cache when full (about 300 bytes an entry).
+_VIEW_CACHE_LIMIT = 200_000
 
 
 class DiceEnv(gym.Env):
@@ -65,6 +70,7 @@ class DiceEnv(gym.Env):
         self._picture_size = getattr(model, "picture_size", (1, 3))
         self._outcomes: dict[tuple[State, int], tuple[list[float], list[Transition]]] = {}
         self._masks: dict[tuple[int, ...], np.ndarray] = {}
+        self._views: dict[State, tuple[Any, np.ndarray]] = {}
         self._no_actions = np.zeros(model.num_actions, dtype=np.int8)
         self.state: State | None = None
         self.done = True
@@ -82,43 +88,68 @@ class DiceEnv(gym.Env):
         # `_np_random` is set once reset() ran (steps come after it); the property would check.
         return items[bisect_right(bounds, self._np_random.random())]
 
-    def _observe(self, state: State):
-        obs = self.model.observation(state)
-        return obs if self._scalar_obs else np.array(obs, dtype=np.int64)
+    def _view(self, state: State, terminal: bool = False) -> tuple[Any, np.ndarray | None]:
+        """The observation and the action mask of `state` (None until a step needs it: a
+        state met only at the end has no legal actions to ask for), looked up once per state.
+        The env hands out copies, so the cached arrays never change."""
+        view = self._views.get(state)
+        if view is None or (view[1] is None and not terminal):
+            if len(self._views) >= _VIEW_CACHE_LIMIT:
+                self._views.clear()
+            obs = self.model.observation(state) if view is None else view[0]
+            if view is None and not self._scalar_obs:
+                obs = np.array(obs, dtype=np.int64)
+            view = self._views[state] = (obs, None if terminal else self._legal_mask(state))
+        return view
 
-    def _mask(self, state: State) -> np.ndarray:
+    def _observe(self, state: State):
+        obs = self._view(state, terminal=True)[0]
+        return obs if self._scalar_obs else obs.copy()
+
+    def _legal_mask(self, state: State) -> np.ndarray:
         legal = self.model.legal_actions(state)
         mask = self._masks.get(legal)
         if mask is None:
             mask = np.zeros(self.model.num_actions, dtype=np.int8)
             mask[list(legal)] = 1
             self._masks[legal] = mask
-        return mask.copy()
+        return mask
+
+    def _mask(self, state: State) -> np.ndarray:
+        return self._view(state)[1].copy()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         if options is not None and (not isinstance(options, dict) or set(options) - {"state"}):
             raise ValueError(f"reset options may only hold the key 'state', got {options!r}")
         super().reset(seed=seed)
-        self.np_random  # noqa: B018  (the property seeds `_np_random` if no seed came yet)
+        if self._np_random is None:
+            self.np_random  # noqa: B018  (the property seeds `_np_random` if no seed came yet)
         info: dict = {}
         if options and options.get("state") is not None:
             state = self.model.validate_state(options["state"])
             info = getattr(self.model, "no_events", dict)()
         elif self._sample_start is not None:
-            state, info = self._sample_start(self.np_random.random)
+            state, info = self._sample_start(self._np_random.random)
         else:
             state = self._draw(self._start)[1]
         self.state, self.done = state, False
         self.episode_return, self.last_action, self.previous_state = 0.0, None, None
         self.last_info = info
-        return self._observe(state), {**info, "action_mask": self._mask(state)}
+        obs, mask = self._view(state)
+        return (obs if self._scalar_obs else obs.copy()), {**info, "action_mask": mask.copy()}
 
     def step(self, action):
-        if self.state is None:
-            raise RuntimeError("step() called before reset()")
         if self.done:
+            if self.state is None:
+                raise RuntimeError("step() called before reset()")
             raise RuntimeError("step() called after the episode ended; call reset() first")
-        action = action_index(action, self._num_actions)
+        try:
+            index = _as_index(action)
+        except TypeError:
+            index = -1
+        if not 0 <= index < self._num_actions:
+            action_index(action, self._num_actions)  # raises the ValueError
+        action = index
         if self._sample_step is not None:
             state, reward, terminal, info = self._sample_step(
                 self.state, action, self._np_random.random
@@ -135,8 +166,14 @@ class DiceEnv(gym.Env):
         self.previous_state, self.last_action, self.last_info = self.state, action, info
         self.state, self.done = state, terminal
         self.episode_return += reward
-        info["action_mask"] = self._no_actions.copy() if terminal else self._mask(state)
-        return self._observe(state), reward, terminal, False, info
+        obs, mask = self._views.get(state) or self._view(state, terminal)
+        if terminal:
+            info["action_mask"] = self._no_actions.copy()
+        else:
+            if mask is None:  # the state was met at an episode's end before
+                mask = self._view(state)[1]
+            info["action_mask"] = mask.copy()
+        return (obs if self._scalar_obs else obs.copy()), reward, terminal, False, info
 
     def action_masks(self) -> np.ndarray:
         """The legal actions of the current state as booleans (all False once the game ended)."""

@@ -128,6 +128,10 @@ class SimultaneousFold(AgentSeat):
         return next_state, reward, terminal, self._events(info)
 
     def _events(self, info: dict) -> dict:
+        if len(self._event_keys) == 1:  # the common case, on every step
+            key = self._event_keys[0]
+            ours, theirs = info.get(key, ([], []))
+            return {key: ours, "opponent_" + key: theirs}
         events = {}
         for key in self._event_keys:
             ours, theirs = info.get(key, ([], []))

@@ -145,7 +145,10 @@ class SimultaneousHog:
         `joint_transitions` (a chi-square test). The info's "rolls" holds both players' faces."""
         first_faces, first_points = self.hog.throw(actions[0] + 1, uniform)
         second_faces, second_points = self.hog.throw(actions[1] + 1, uniform)
-        outcomes = self.end_of_move(state[0] + first_points, state[1] + second_points)
+        first, second = state[0] + first_points, state[1] + second_points
+        if first < self.goal and second < self.goal:  # end_of_move's one live outcome
+            return (first, second), 0.0, False, {"rolls": (first_faces, second_faces)}
+        outcomes = self.end_of_move(first, second)
         share, outcome = outcomes[0]
         if len(outcomes) == 2 and uniform() >= share:
             outcome = outcomes[1][1]

@@ -292,6 +292,8 @@ class Fold(AgentSeat):
         self._exits: dict[State, list[Transition]] = {}
         self._over: dict[State, float] = {}  # games the opponent ended before the agent moved
         self._start = self._initial_states()
+        firsts = model.initial_states()
+        self._first_draw = (cumulative([p for p, _ in firsts]), [s for _, s in firsts])
         # Fast paths the env calls every step: the model's own answers where they are the
         # fold's (no game ends before the agent moves), and its observer of seat 0.
         if not self._over:
@@ -299,6 +301,9 @@ class Fold(AgentSeat):
         observer = getattr(model, "observer", None)
         if observer is not None:
             self.observation = observer(AGENT)  # type: ignore[method-assign]
+        if self._turn_sampler is not None and self._sampler is not None:
+            self._theirs_key = self._single_event[1]
+            self.sample_step = self._sample_by_turns  # type: ignore[method-assign]
         self.batchable = hasattr(model, "batch_transitions")
         if self.batchable:
             self.state_bounds = model.state_bounds
@@ -453,6 +458,21 @@ class Fold(AgentSeat):
         state, more, terminal, theirs = self.play_opponent(state, uniform)
         return state, reward + more, terminal, self._events(info, theirs)
 
+    def _sample_by_turns(self, state: State, action: int, uniform: Callable[[], float]):
+        """`sample_step` for a model that samples its own steps (a fresh info dict holding its
+        one event key) and the opponent's whole turn (Pig, Hog): the same draws in the same
+        order as `play_opponent`, with fewer calls (the env steps here)."""
+        if self._over and state in self._over:
+            return state, self._over[state], True, self._events({}, None)
+        state, reward, terminal, info = self._sampler(state, action, uniform)
+        if terminal or self._to_move(state) == AGENT:
+            info[self._theirs_key] = []
+            return state, reward, terminal, info
+        state, more, terminal, info[self._theirs_key] = self._turn_sampler(
+            state, self._opponent_choices, self._choice, uniform
+        )
+        return state, reward + more, terminal, info
+
     def play_opponent(self, state: State, uniform: Callable[[], float]):
         """Play the opponent's turn (it is to move): (state, reward, terminal, what it threw,
         as {"opponent_<key>": [...]})."""
@@ -499,8 +519,8 @@ class Fold(AgentSeat):
 
     def sample_start(self, uniform: Callable[[], float]) -> tuple[State, dict]:
         """A start position; when the opponent starts, its first turn is played die by die."""
-        firsts = self.model.initial_states()
-        state = firsts[draw(cumulative([p for p, _ in firsts]), uniform)][1]
+        bounds, firsts = self._first_draw
+        state = firsts[draw(bounds, uniform)]
         agent_first = self.agent_starts
         if agent_first is None:
             agent_first = uniform() < 0.5
