@@ -166,6 +166,29 @@ def check_int(name: str, value: object, minimum: int, maximum: int | None = None
     return number
 
 
+SIZE_LIMIT = 1_000_000_000
+"""The most outcome rows a game's tables may hold, estimated from its arguments before anything
+is built (a model also counts the Python steps its making takes, where those are more). Each
+row of the tables holds a probability, a next-state index, a reward and a terminal flag: at
+least 25 bytes, so 10^9 rows are 25 GB before the builder's temporaries, more than the 24 GiB
+of memory this project is built and tested on; and 10^9 Python steps take the better part of
+an hour. A game beyond it is refused with a ValueError instead of a MemoryError or a long run.
+"""
+
+
+def check_size(
+    arguments: dict[str, object], estimate: int, what: str, limit: int = SIZE_LIMIT
+) -> None:
+    """ValueError naming `arguments` (name -> value), the `estimate` of `what` and the `limit`
+    when the estimate exceeds the limit (see SIZE_LIMIT)."""
+    if estimate > limit:
+        named = ", ".join(f"{name}={value!r}" for name, value in arguments.items())
+        raise ValueError(
+            f"{named}: {what} would be about {float(estimate):.3g}, over the limit of "
+            f"{float(limit):.3g} (SIZE_LIMIT); choose smaller values"
+        )
+
+
 def load(path: str | Callable[..., GameModel]) -> Callable[..., GameModel]:
     if not isinstance(path, str):
         return path

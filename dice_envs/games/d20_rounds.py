@@ -5,7 +5,7 @@ Source: ../shared/seeds/001 (the d20 game, its heuristic strategies and its back
 
 from __future__ import annotations
 
-from dice_envs.games.base import Transition, check_int, uniform_die
+from dice_envs.games.base import Transition, check_int, check_size, uniform_die
 
 TAKE, REROLL = 0, 1
 
@@ -61,6 +61,11 @@ class D20Rounds:
         self.rounds = check_int("rounds", rounds, 1)
         self.sides = check_int("sides", sides, 2)
         self.start_face = check_int("start_face", start_face, 1, self.sides)
+        check_size(
+            {"rounds": self.rounds, "sides": self.sides},
+            self.rounds * self.sides * (self.sides + 1),
+            "the tables' outcome rows (rounds x sides faces x (sides + 1) outcomes)",
+        )
         self.face_probs = uniform_die(self.sides)
         self.observation_nvec = (self.rounds + 1, self.sides + 1)
 

@@ -15,10 +15,22 @@ from operator import itemgetter
 
 import numpy as np
 
-from dice_envs.games.base import Transition, check_int, uniform_die
+from dice_envs.games.base import Transition, check_int, check_size, uniform_die
 from dice_envs.games.two_player import Solitaire, fold_factory
 
 HogState = tuple[int, int, int]  # (player to move, score of player 0, of player 1)
+
+
+def check_hog_size(goal: int, max_dice: int, sides: int, outcomes: int) -> None:
+    """Refuse arguments whose tables (2 x (goal + 1)^2 positions x max_dice actions x
+    `outcomes` a move) or point laws (`turn_scores`: about (max_dice x sides)^2 / 2 steps)
+    would pass SIZE_LIMIT."""
+    check_size(
+        {"goal": goal, "max_dice": max_dice, "sides": sides},
+        max(2 * (goal + 1) ** 2 * max_dice * outcomes, (max_dice * sides) ** 2 // 2),
+        "the tables' outcome rows (2 x (goal + 1)^2 positions x max_dice actions x the "
+        "outcomes of a move), or the steps of the point laws ((max_dice x sides)^2 / 2)",
+    )
 
 
 def turn_scores(dice: int, sides: int) -> list[tuple[int, float]]:
@@ -93,6 +105,7 @@ class Hog:
         self.goal = check_int("goal", goal, 1)
         self.max_dice = check_int("max_dice", max_dice, 1)
         self.sides = check_int("sides", sides, 2)
+        check_hog_size(self.goal, self.max_dice, self.sides, (self.max_dice * self.sides + 1))
         self.face_probs = uniform_die(self.sides)
         self.num_actions = self.max_dice
         self.action_names = tuple(f"{d} {'die' if d == 1 else 'dice'}" for d in self._counts())

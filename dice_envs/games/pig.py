@@ -14,7 +14,14 @@ from operator import itemgetter
 
 import numpy as np
 
-from dice_envs.games.base import Transition, check_die, check_int, cumulative, uniform_die
+from dice_envs.games.base import (
+    Transition,
+    check_die,
+    check_int,
+    check_size,
+    cumulative,
+    uniform_die,
+)
 from dice_envs.games.two_player import Solitaire, fold_factory
 
 HOLD, ROLL = 0, 1
@@ -91,6 +98,16 @@ class Pig:
         die_probs: Sequence[float] | None = None,
     ) -> None:
         self.goal = check_int("goal", goal, 1)
+        has_length = hasattr(die_probs, "__len__") and not isinstance(die_probs, str | bytes)
+        if has_length:  # check_die says what is wrong with the probabilities themselves
+            faces = len(die_probs)  # type: ignore[arg-type]
+        else:
+            faces = 6 if sides is None else check_int("sides", sides, 2)
+        check_size(
+            {"goal": self.goal, "sides": faces},
+            2 * (self.goal + 1) ** 2 * self.goal * (self._roll_outcomes(faces) + 2),
+            "the tables' outcome rows (2 x (goal + 1)^2 x goal positions x the outcomes of a roll)",
+        )
         self.face_probs = check_die(sides, die_probs)
         if self.face_probs[0] >= 1.0:
             raise ValueError("die_probs gives face 1 probability 1: no turn could ever score")
@@ -99,6 +116,11 @@ class Pig:
         self.state_bounds = (2, self.goal + 1, self.goal + 1, self.goal)
         self._face_bounds = cumulative(self.face_probs)
         self._roll_law()
+
+    @staticmethod
+    def _roll_outcomes(sides: int) -> int:
+        """How many outcomes a roll of the game's dice lists (at most): one per face."""
+        return sides
 
     def _roll_law(self) -> None:
         """What one roll does: `bust_prob` (the turn total is lost and the turn ends),

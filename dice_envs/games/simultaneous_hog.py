@@ -14,7 +14,7 @@ from operator import itemgetter
 import numpy as np
 
 from dice_envs.games.base import Transition, check_int
-from dice_envs.games.hog import Hog
+from dice_envs.games.hog import Hog, check_hog_size
 from dice_envs.games.two_player import fold_factory
 
 SimultaneousHogState = tuple[int, int]  # (score of player 0, score of player 1)
@@ -80,6 +80,8 @@ class SimultaneousHog:
         self.goal = check_int("goal", goal, 1)
         self.max_dice = check_int("max_dice", max_dice, 1)
         self.sides = check_int("sides", sides, 2)
+        # A joint move lists up to (max_dice x sides + 1)^2 pairs of scores.
+        check_hog_size(self.goal, self.max_dice, self.sides, (self.max_dice * self.sides + 1) ** 2)
         self.hog = Hog(self.goal, self.max_dice, self.sides)  # one throw, and the named policies
         self.face_probs = self.hog.face_probs
         self.num_actions = self.max_dice

@@ -8,7 +8,7 @@ which the only choice is when to stop.
 
 from __future__ import annotations
 
-from dice_envs.games.base import Transition, check_int, uniform_die
+from dice_envs.games.base import Transition, check_int, check_size, uniform_die
 
 STOP, GO_ON = 0, 1
 
@@ -62,6 +62,11 @@ class DieStopping:
     def __init__(self, rolls: int = 5, sides: int = 6) -> None:
         self.rolls = check_int("rolls", rolls, 1)
         self.sides = check_int("sides", sides, 2)
+        check_size(
+            {"rolls": self.rolls, "sides": self.sides},
+            self.rolls * (self.sides + 1) * (self.sides + 1),
+            "the tables' outcome rows (rolls x (sides + 1) faces x (sides + 1) outcomes)",
+        )
         self.face_probs = uniform_die(self.sides)
         self.observation_nvec = (self.rolls + 1, self.sides + 1)
 
@@ -161,6 +166,11 @@ class RedBlackCards:
         self.black = check_int("black", black, 0)
         if self.red + self.black < 1:
             raise ValueError("red + black must be >= 1: the deck can not be empty")
+        check_size(
+            {"red": self.red, "black": self.black},
+            (self.red + 1) * (self.black + 1) * 4,
+            "the tables' outcome rows ((red + 1) x (black + 1) decks x 2 actions x 2 cards)",
+        )
         self.observation_nvec = (self.red + 1, self.black + 1)
 
     def __repr__(self) -> str:

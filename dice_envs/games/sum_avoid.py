@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dice_envs.games.base import Transition, check_int, uniform_die
+from dice_envs.games.base import Transition, check_int, check_size, uniform_die
 
 STOP, ROLL = 0, 1
 
@@ -81,6 +81,11 @@ class SumAvoid:
         if max_sum is None:
             max_sum = default_max_sum(self.N, self.sides)
         self.max_sum = check_int("max_sum", max_sum, 1)
+        check_size(
+            {"N": self.N, "sides": self.sides, "max_sum": self.max_sum},
+            (self.max_sum + self.sides + 1) * 2 * self.sides,
+            "the tables' outcome rows ((max_sum + sides + 1) sums x 2 actions x sides faces)",
+        )
         self.face_probs = uniform_die(self.sides)
         # Sums seen after a roll reach at most max_sum + sides.
         self.observation_nvec = (self.max_sum + self.sides + 1,)

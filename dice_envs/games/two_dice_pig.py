@@ -76,6 +76,11 @@ class TwoDicePig(Pig):
     def __repr__(self) -> str:
         return "TwoDicePig" + super().__repr__()[3:]
 
+    @staticmethod
+    def _roll_outcomes(sides: int) -> int:
+        """A roll's outcomes are listed pair by pair of faces (the sampler's table too)."""
+        return sides * sides
+
     def _roll_law(self) -> None:
         one = self.face_probs[0]
         self.bust_prob, self.wipe_prob = 2.0 * one * (1.0 - one), one * one

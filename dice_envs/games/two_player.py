@@ -180,6 +180,7 @@ def policy(model: TwoPlayerModel, spec: object) -> Policy:
     if hasattr(spec, "action") and callable(spec.action):
         return Policy(actions, function=spec.action, name="<solution>")
     if isinstance(spec, Mapping):
+        _check_covers(model, spec)
         return Policy(actions, function=spec.__getitem__, name="<mapping>")
     if callable(spec):
         function = spec if len(nvec) == 1 else _Unpacked(spec)
@@ -188,6 +189,36 @@ def policy(model: TwoPlayerModel, spec: object) -> Policy:
         "opponent must be a name, a numpy table, a callable, a mapping or an object with "
         f"action(observation); got {type(spec).__name__}"
     )
+
+
+def _check_covers(model: TwoPlayerModel, mapping: Mapping) -> None:
+    """ValueError naming `opponent` unless `mapping` holds an entry for every observation at
+    which a player can be to move (where `model.state_of` accepts it): checked when the policy
+    is given, not when a missing observation is first met."""
+    nvec = tuple(model.observation_nvec)
+    scalar = len(nvec) == 1
+    keys = set()
+    for key in mapping:
+        try:
+            keys.add(int(key) if scalar else tuple(int(v) for v in key))
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"opponent (a mapping) has the key {key!r}; its keys must be observations "
+                f"(grid {nvec})"
+            ) from None
+    for index in np.ndindex(*nvec):
+        observation = index[0] if scalar else index
+        if observation in keys:
+            continue
+        try:
+            model.state_of(observation, OPPONENT)
+        except ValueError:
+            continue  # no position shows it to a player to move
+        raise ValueError(
+            f"opponent (a mapping) has no action for observation {observation}, where the "
+            "opponent can be to move; a mapping must cover every such observation (or give a "
+            "table over the observation grid, or a callable)"
+        )
 
 
 class _Unpacked:
