@@ -452,7 +452,7 @@ def bench_vector_envs(repeats: int) -> list[dict]:
         "CartPole-v1", num_envs=VECTOR_COPIES, vectorization_mode="vector_entry_point"
     )
     cartpole_rate = max(vector_steps_per_second(cartpole, 200, r) for r in range(repeats))
-    for env_id in dice_envs.ENV_IDS:
+    for env_id in dice_envs.env_ids():
         start = time.perf_counter()
         native = gym.make_vec(env_id, num_envs=VECTOR_COPIES)
         build = time.perf_counter() - start

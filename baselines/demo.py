@@ -22,7 +22,6 @@ from matplotlib.ticker import MaxNLocator
 import baselines
 from baselines.game_pages import page_path, rules_text, write_page_section
 from baselines.heuristics import (
-    HEURISTICS,
     SEED_RED_BLACK_THRESHOLDS,
     heuristic,
     remainder_thresholds,
@@ -36,7 +35,8 @@ from baselines.solvers import optimal_action_mask
 from baselines.specialised import pig_opponent_turns
 from baselines.ten_thousand import critical_threshold, policy_table
 from baselines.two_player import two_player_optimum
-from dice_envs import ENV_IDS, make_model
+from dice_envs import GAMES, make_model
+from dice_envs import env_ids as registry_ids
 from dice_envs.games.base import uniform_die
 from dice_envs.games.hog import Hog
 from dice_envs.games.pig import Pig
@@ -49,38 +49,16 @@ TEN_THOUSAND = "dice_envs/TenThousand-v0"
 D20 = "dice_envs/D20Rounds-v0"
 
 
-# One line per id for the README's opening table (its optimum is computed).
-SUMMARIES = {
-    "dice_envs/SumAvoid-v0": "roll a d6 and add; stop for the sum, but a multiple of 10 pays 0",
-    "dice_envs/D20Rounds-v0": "100 rounds: take the d20's face in dollars, or reroll it",
-    "dice_envs/Pig-v0": "two-player Pig to 100 against a fixed opponent (hold-at-20), win = 1",
-    "dice_envs/TenThousand-v0": "one turn of solitaire Ten Thousand (Farkle), in chips, masked "
-    "actions",
-    "dice_envs/PigSolitaire-v0": "Pig alone: reach 100 in the fewest turns (reward -1 per turn)",
-    "dice_envs/TwoDicePig-v0": "Pig with two dice (a double 1 loses the whole score) to 100 "
-    "against hold-at-20, win = 1",
-    "dice_envs/TwoDicePigSolitaire-v0": "two-dice Pig alone: reach 100 in the fewest turns",
-    "dice_envs/Hog-v0": "Hog to 100: one throw of 1-10 dice a turn, against the five-dice rule, "
-    "win = 1",
-    "dice_envs/HogSolitaire-v0": "Hog alone: reach 100 in the fewest throws",
-    "dice_envs/DieStopping-v0": "roll a d6 at most five times; stop for the face showing",
-    "dice_envs/RedBlackCards-v0": "draw from 26 red and 26 black cards; stop for red minus black",
-    "dice_envs/ChowRobbins-v0": "toss a coin at most 100 times; stop for the share of heads",
-    "dice_envs/SimultaneousHog-v0": "Hog to 100 with both throwing at once (the television "
-    "game), against the five-dice rule, win = 1; its equilibrium mixes",
-}
-
-
 def games_table() -> str:
     """The README's opening table: every id (linking its page), what it is, its optimum at
     the defaults."""
     rows = [
         [
             f"[`{env_id}`]({page_path(env_id)})",
-            SUMMARIES.get(env_id, ""),
+            GAMES[env_id].summary,
             f"{baselines.solve(env_id).value:.6f}",
         ]
-        for env_id in ENV_IDS
+        for env_id in registry_ids()
     ]
     return markdown_table(["id", "game", "optimum at the defaults"], rows)
 
@@ -94,13 +72,13 @@ def markdown_table(header: list[str], rows: list[list[object]]) -> str:
     return "\n".join(lines)
 
 
-def optimum_table(env_ids=ENV_IDS) -> str:
+def optimum_table(env_ids=None) -> str:
     """Every id at its defaults by each solver (not the generic one where a specialised solver
     says the tables would exceed `TABLE_ROWS_LIMIT` rows). "time" is the solve; a generic
     solve's includes building the tables, a specialised one's does not ("tables": built to
     measure its residual)."""
     rows = []
-    for env_id in env_ids:
+    for env_id in registry_ids() if env_ids is None else env_ids:
         methods = ["generic"] + (["specialised"] if env_id in baselines.SPECIALISED else [])
         specialised = baselines.SPECIALISED.get(env_id)
         if (
@@ -139,10 +117,8 @@ def optimum_table(env_ids=ENV_IDS) -> str:
 
 def heuristic_table(env_ids=None) -> str:
     rows = []
-    for env_id, (_parse, _names, seed_names) in HEURISTICS.items():
-        if env_ids is not None and env_id not in env_ids:
-            continue
-        for name in seed_names:
+    for env_id in registry_ids() if env_ids is None else env_ids:
+        for name in GAMES[env_id].policies:
             score = baselines.evaluate(heuristic(env_id, name), env_id)
             rows.append(
                 [
@@ -269,7 +245,7 @@ def plot_d20(out: Path) -> None:
     counts = np.arange(1, rounds + 1)
     optimum = [solution.state_value((r, 1)) for r in counts]
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    for name in HEURISTICS[D20][2]:
+    for name in GAMES[D20].policies:
         values = [
             baselines.evaluate(heuristic(D20, name, rounds=int(r)), D20, rounds=int(r)).value
             for r in counts
@@ -947,9 +923,9 @@ D20_IMAGES = (
 def game_page(env_id: str, shown: list[str]) -> str:
     """A game's page: what it is, its rules and spaces, its optimum, its heuristics scored
     exactly, and the demo's sections about it (links rewritten for docs/games/)."""
-    heuristics = heuristic_table([env_id]) if env_id in HEURISTICS else "No named heuristics."
+    heuristics = heuristic_table([env_id]) if GAMES[env_id].policies else "No named heuristics."
     parts = [
-        SUMMARIES[env_id],
+        GAMES[env_id].summary,
         "## Rules and spaces\n\n" + rules_text(env_id),
         "## The optimum at the default arguments\n\n" + optimum_table([env_id]),
         "## Heuristics, evaluated exactly\n\n" + heuristics,
@@ -1019,7 +995,7 @@ def main(argv: list[str] | None = None) -> int:
     report = "\n\n".join(sections) + "\n"
     print(report)
     (args.out / "demo_results.md").write_text(report)
-    for env_id in ENV_IDS:
+    for env_id in registry_ids():
         shown = [f"## {h}\n\n{text}" for h, text, ids in per_game if env_id in ids]
         write_page_section(env_id, "game", game_page(env_id, shown), args.out)
     if args.out == Path("docs"):
@@ -1027,8 +1003,8 @@ def main(argv: list[str] | None = None) -> int:
         # The README keeps the overview; each game's own sections are on its page. The README
         # sits one folder up from the report: its image links need docs/.
         pages = "\n".join(
-            f"- [{env_id.split('/')[-1]}]({page_path(env_id, args.out)}): {SUMMARIES[env_id]}"
-            for env_id in ENV_IDS
+            f"- [{env_id.split('/')[-1]}]({page_path(env_id, args.out)}): {GAMES[env_id].summary}"
+            for env_id in registry_ids()
         )
         readme = "\n\n".join(
             overview

@@ -25,9 +25,9 @@ import numpy as np
 
 import baselines
 from baselines.game_pages import write_page_section
-from baselines.heuristics import HEURISTICS, heuristic
+from baselines.heuristics import heuristic
 from baselines.readme import replace_section
-from dice_envs import ENV_IDS
+from dice_envs import GAMES, env_ids
 from training.config import has_budget, load_config
 from training.evaluation import game_arguments
 from training.plots import (
@@ -119,7 +119,7 @@ def _heuristic_scores(env_id: str, kwargs_json: str) -> dict[str, Any]:
     kwargs = json.loads(kwargs_json)
     return {
         name: baselines.evaluate(heuristic(env_id, name, **kwargs), env_id, **kwargs)
-        for name in HEURISTICS.get(env_id, (None, None, []))[2]
+        for name in GAMES[env_id].policies
     }
 
 
@@ -410,7 +410,7 @@ def _write_untrained_pages(configs: Path, budget: str) -> None:
         for path in sorted(Path(configs).glob("*/*.yaml"))
         if has_budget(path, budget)
     }
-    for env_id in ENV_IDS:
+    for env_id in env_ids():
         if env_id not in trained:
             why = " (a `quick` one would lengthen `make demo`)" if budget == "quick" else ""
             write_page_section(

@@ -233,10 +233,42 @@ def _game_parameter(view, name: str):
     raise AttributeError(name)
 
 
+def named_table(model: TwoPlayerModel, name: str) -> np.ndarray | None:
+    """The named policy `name` of a two-player (or simultaneous) model over its observation
+    grid: a table of actions where it is deterministic, else of action probabilities; None for
+    a name the model does not know. "optimal" (alias "two-player-optimal") comes from the
+    package that registers it under the `dice_envs.policies` entry points (baselines)."""
+    name = "optimal" if name == "two-player-optimal" else name
+    table = model.named_policy(name)
+    if table is None:
+        plugin = _plugins().get(name)
+        if plugin is None:
+            return None
+        table = plugin.load()(model)
+    probs = _probability_table(np.asarray(table), tuple(model.observation_nvec), model.num_actions)
+    actions = probs.argmax(axis=-1)
+    return actions if np.all(probs.max(axis=-1) == 1.0) else probs
+
+
+def named_policy_names(model: TwoPlayerModel) -> tuple[str, ...]:
+    """The names `named_table` takes for `model`."""
+    return (*model.policy_names, *sorted(_plugins()))
+
+
 class AgentSeat:
-    """What a fold shows of its game from the agent's seat (seat 0): its picture."""
+    """What a fold shows of its game from the agent's seat (seat 0): its picture and its named
+    policies (the two-player model's, played from seat 0)."""
 
     model: TwoPlayerModel
+
+    @property
+    def policy_names(self) -> tuple[str, ...]:
+        return named_policy_names(self.model)
+
+    def named_policy(self, name: str) -> np.ndarray | None:
+        """The two-player model's named policy for the agent's seat, over the observation
+        grid (actions, or action probabilities where it mixes)."""
+        return named_table(self.model, name)
 
     def picture(self, state: State, info: dict) -> tuple[list[tuple[int, bool]], list[str]]:
         return self.model.picture(state, AGENT, info)
@@ -747,6 +779,19 @@ class Solitaire:
     """
 
     objectives: tuple[str, ...] = ("turns",)
+
+    @property
+    def policy_names(self) -> tuple[str, ...]:
+        return tuple(self.model.policy_names)
+
+    def named_policy(self, name: str) -> np.ndarray | None:
+        """The two-player model's named policy with the opponent's score at 0 (hold-at-K alone
+        holds at the lesser of K and the points still needed, as in the race)."""
+        if name not in ("optimal", "two-player-optimal"):
+            table = named_table(self.model, name)
+            if table is not None:
+                return np.take(table, 0, axis=self._other)
+        return None
 
     def __init__(self, model: TwoPlayerModel, objective: str = "turns") -> None:
         self.objective = check_choice("objective", objective, self.objectives)
