@@ -20,7 +20,14 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 import baselines
-from baselines.game_pages import page_path, rules_text, write_page_section
+from baselines.game_pages import (
+    game_page,
+    heuristic_table,
+    markdown_table,
+    optimum_table,
+    page_path,
+    write_page_section,
+)
 from baselines.heuristics import (
     SEED_RED_BLACK_THRESHOLDS,
     heuristic,
@@ -61,78 +68,6 @@ def games_table() -> str:
         for env_id in registry_ids()
     ]
     return markdown_table(["id", "game", "optimum at the defaults"], rows)
-
-
-def markdown_table(header: list[str], rows: list[list[object]]) -> str:
-    def cell(value: object) -> str:
-        return f"{value:.6g}" if isinstance(value, float) else str(value)
-
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def optimum_table(env_ids=None) -> str:
-    """Every id at its defaults by each solver (not the generic one where a specialised solver
-    says the tables would exceed `TABLE_ROWS_LIMIT` rows). "time" is the solve; a generic
-    solve's includes building the tables, a specialised one's does not ("tables": built to
-    measure its residual)."""
-    rows = []
-    for env_id in registry_ids() if env_ids is None else env_ids:
-        methods = ["generic"] + (["specialised"] if env_id in baselines.SPECIALISED else [])
-        specialised = baselines.SPECIALISED.get(env_id)
-        if (
-            specialised
-            and specialised.outcome_rows(make_model(env_id)) > baselines.TABLE_ROWS_LIMIT
-        ):
-            methods = ["specialised"]  # the generic solve's tables would not fit the demo
-        for method in methods:
-            solution = baselines.solve(env_id, method=method)
-            residual = solution.bellman_residual
-            measured = np.isfinite(residual)
-            rows.append(
-                [
-                    f"`{env_id}`",
-                    repr(make_model(env_id)),
-                    solution.num_states,
-                    f"{solution.value:.6f}",
-                    solution.method,
-                    f"{solution.seconds * 1000:.1f} ms",
-                    f"{residual:.1e}" if measured else "not measured",
-                    f"{solution.table_seconds * 1000:.1f} ms" if measured else "not built",
-                ]
-            )
-    header = [
-        "id",
-        "game (defaults)",
-        "states",
-        "optimal value",
-        "solver",
-        "time",
-        "residual",
-        "tables",
-    ]
-    return markdown_table(header, rows)
-
-
-def heuristic_table(env_ids=None) -> str:
-    rows = []
-    for env_id in registry_ids() if env_ids is None else env_ids:
-        for name in GAMES[env_id].policies:
-            score = baselines.evaluate(heuristic(env_id, name), env_id)
-            rows.append(
-                [
-                    f"`{env_id}`",
-                    name,
-                    f"{score.value:.4f}",
-                    f"{score.optimal_value:.4f}",
-                    f"{score.gap:.4f}",
-                    f"{100 * score.relative_gap:.2f}%",
-                    f"{100 * score.agreement:.1f}%",
-                ]
-            )
-    header = ["id", "policy", "value", "optimum", "gap", "relative gap", "agreement"]
-    return markdown_table(header, rows)
 
 
 def plot_sum_avoid(out: Path) -> str:
@@ -918,20 +853,6 @@ D20_IMAGES = (
     "![D20 rounds: the optimal policy](images/d20_policy.png)\n\n"
     "![D20 rounds: seed 001's strategies against the optimum](images/d20_strategies.png)"
 )
-
-
-def game_page(env_id: str, shown: list[str]) -> str:
-    """A game's page: what it is, its rules and spaces, its optimum, its heuristics scored
-    exactly, and the demo's sections about it (links rewritten for docs/games/)."""
-    heuristics = heuristic_table([env_id]) if GAMES[env_id].policies else "No named heuristics."
-    parts = [
-        GAMES[env_id].summary,
-        "## Rules and spaces\n\n" + rules_text(env_id),
-        "## The optimum at the default arguments\n\n" + optimum_table([env_id]),
-        "## Heuristics, evaluated exactly\n\n" + heuristics,
-        *shown,
-    ]
-    return "\n\n".join(parts).replace("](images/", "](../images/")
 
 
 def _never_optimal(solution) -> list[str]:

@@ -8,9 +8,13 @@ import textwrap
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 
-import dice_envs  # noqa: F401  (registers the ids)
+import baselines
+from baselines.heuristics import heuristic
 from baselines.readme import replace_section
+from dice_envs import GAMES, make_model
+from dice_envs import env_ids as registry_ids
 from dice_envs.registration import game_slug
 
 # The sections of a page, in order, each owned by one command.
@@ -58,3 +62,105 @@ def rules_text(env_id: str) -> str:
         f"At the defaults: `gym.make({env_id!r})` has observation space "
         f"`{env.observation_space}` and action space `{env.action_space}`."
     )
+
+
+def markdown_table(header: list[str], rows: list[list[object]]) -> str:
+    def cell(value: object) -> str:
+        return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def optimum_table(env_ids=None) -> str:
+    """Every id at its defaults by each solver (not the generic one where a specialised solver
+    says the tables would exceed `TABLE_ROWS_LIMIT` rows). "time" is the solve; a generic
+    solve's includes building the tables, a specialised one's does not ("tables": built to
+    measure its residual)."""
+    rows = []
+    for env_id in registry_ids() if env_ids is None else env_ids:
+        methods = ["generic"] + (["specialised"] if env_id in baselines.SPECIALISED else [])
+        specialised = baselines.SPECIALISED.get(env_id)
+        if (
+            specialised
+            and specialised.outcome_rows(make_model(env_id)) > baselines.TABLE_ROWS_LIMIT
+        ):
+            methods = ["specialised"]  # the generic solve's tables would not fit the demo
+        for method in methods:
+            solution = baselines.solve(env_id, method=method)
+            residual = solution.bellman_residual
+            measured = np.isfinite(residual)
+            rows.append(
+                [
+                    f"`{env_id}`",
+                    repr(make_model(env_id)),
+                    solution.num_states,
+                    f"{solution.value:.6f}",
+                    solution.method,
+                    f"{solution.seconds * 1000:.1f} ms",
+                    f"{residual:.1e}" if measured else "not measured",
+                    f"{solution.table_seconds * 1000:.1f} ms" if measured else "not built",
+                ]
+            )
+    header = [
+        "id",
+        "game (defaults)",
+        "states",
+        "optimal value",
+        "solver",
+        "time",
+        "residual",
+        "tables",
+    ]
+    return markdown_table(header, rows)
+
+
+def heuristic_table(env_ids=None) -> str:
+    rows = []
+    for env_id in registry_ids() if env_ids is None else env_ids:
+        for name in GAMES[env_id].policies:
+            score = baselines.evaluate(heuristic(env_id, name), env_id)
+            rows.append(
+                [
+                    f"`{env_id}`",
+                    name,
+                    f"{score.value:.4f}",
+                    f"{score.optimal_value:.4f}",
+                    f"{score.gap:.4f}",
+                    f"{100 * score.relative_gap:.2f}%",
+                    f"{100 * score.agreement:.1f}%",
+                ]
+            )
+    header = ["id", "policy", "value", "optimum", "gap", "relative gap", "agreement"]
+    return markdown_table(header, rows)
+
+
+def references_text(env_id: str) -> str:
+    """The game's references as a Markdown list (or a line saying it has none)."""
+    references = GAMES[env_id].references
+    if not references:
+        return "No references registered."
+    return "\n".join(f"- {reference}" for reference in references)
+
+
+def game_page(env_id: str, sections: list[str] | tuple[str, ...] = ()) -> str:
+    """A game's page: what it is, its references, its rules and spaces, its optimum, its named
+    policies scored exactly, then `sections` (Markdown, image links relative to the docs
+    folder, rewritten for the page one folder down)."""
+    entry = GAMES[env_id]
+    policies = heuristic_table([env_id]) if entry.policies else "No named policies registered."
+    parts = [
+        entry.summary or f"`{env_id}`",
+        "## References\n\n" + references_text(env_id),
+        "## Rules and spaces\n\n" + rules_text(env_id),
+        "## The optimum at the default arguments\n\n" + optimum_table([env_id]),
+        "## Heuristics, evaluated exactly\n\n" + policies,
+        *sections,
+    ]
+    return "\n\n".join(parts).replace("](images/", "](../images/")
+
+
+def write_game_page(env_id: str, docs: Path, sections: list[str] | tuple[str, ...] = ()) -> Path:
+    """Write the game's section of its page under `docs/games/` (the folder the caller names)."""
+    return write_page_section(env_id, "game", game_page(env_id, sections), docs)
