@@ -7,8 +7,12 @@ two-player models' opponents played from the agent's seat in their folds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from dice_envs.games.rule import Rule
 from dice_envs.registration import make_model
 
 
@@ -33,3 +37,16 @@ def named_policy(env_id: str, name: str, **kwargs: Any) -> Any:
 def policy_names(env_id: str, **kwargs: Any) -> tuple[str, ...]:
     """The names (patterns such as "hold-at-K") that `named_policy` takes for `env_id`."""
     return tuple(getattr(make_model(env_id, **kwargs), "policy_names", ()))
+
+
+def batched(function: Callable[[np.ndarray], np.ndarray], name: str | None = None) -> Rule:
+    """Mark `function` as a batched policy, the fast form every policy argument takes.
+
+    `function(observations)` receives an int64 array of observations, (n,) for a game with a
+    scalar observation, else (n, d), and returns (n,) actions, or (n, num_actions) action
+    probabilities for a policy that mixes. Exact evaluation asks it once for every state, and
+    an opponent once for its whole observation grid.
+    """
+    if not callable(function):
+        raise ValueError(f"function must be callable, got {function!r}")
+    return Rule.from_batch(function, name or getattr(function, "__name__", "batched"))

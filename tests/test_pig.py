@@ -175,10 +175,10 @@ def test_opponent_that_wins_before_the_agent_moves():
 
 def test_callable_opponent_matches_the_named_one():
     named = baselines.solve(ID, goal=25, opponent="hold-at-8")
-    callable_ = baselines.solve(ID, goal=25, opponent=lambda own, other, turn: int(turn < 8))
+    callable_ = baselines.solve(ID, goal=25, opponent=lambda obs: int(obs[2] < 8))
     assert callable_.value == pytest.approx(named.value, abs=1e-12)
     with pytest.raises(ValueError, match="opponent"):
-        baselines.solve(ID, goal=5, opponent=lambda own, other, turn: "roll")
+        baselines.solve(ID, goal=5, opponent=lambda obs: "roll")
 
 
 def test_env_reports_the_dice():

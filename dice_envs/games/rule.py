@@ -9,8 +9,9 @@ import numpy as np
 
 
 class Rule:
-    """A deterministic policy: `rule(obs) -> action`, and `rule.batch(observations)` for a whole
-    (n,) or (n, d) int array at once (exact evaluation calls that once)."""
+    """A policy asked in batches: `rule.batch(observations)` for a whole (n,) or (n, d) int
+    array at once (exact evaluation calls that once), giving (n,) actions or (n, num_actions)
+    probabilities; `rule(obs)` for one observation."""
 
     def __init__(
         self,
@@ -28,8 +29,14 @@ class Rule:
 
     @classmethod
     def from_batch(cls, batch: Callable[[np.ndarray], np.ndarray], name: str = "rule") -> Rule:
-        """A rule written once, for a batch; one observation is a batch of one."""
-        return cls(lambda obs: int(batch(np.asarray(obs))[0]), batch, name)
+        """A rule written once, for a batch; one observation is a batch of one. The batch gives
+        (n,) actions, or (n, num_actions) probabilities for a policy that mixes."""
+
+        def single(obs):
+            row = np.asarray(batch(np.asarray(obs)))[0]
+            return int(row) if row.ndim == 0 else row
+
+        return cls(single, batch, name)
 
     @classmethod
     def from_table(cls, actions: np.ndarray, name: str = "table") -> Rule:

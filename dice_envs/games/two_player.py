@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import warnings
 from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
@@ -37,6 +38,12 @@ AGENT, OPPONENT = 0, 1
 # Opponent names that a package outside dice_envs supplies (baselines: "optimal"), so that the
 # games never import a solver. Each entry point is f(model) -> any opponent form `policy` takes.
 POLICY_ENTRY_POINTS = "dice_envs.policies"
+# A Python callable asked once per observation on a grid of more observations than this is
+# slow; the opponent's constructor says so, and names the fast forms.
+SLOW_CALLS = 100_000
+# A batched opponent is asked once on the whole grid (and kept as a table) up to this many
+# observations.
+BATCHED_GRID_LIMIT = 16_000_000
 # The exact fold refuses an opponent's turn longer than this many steps.
 MAX_TURN_STEPS = 100_000
 # How far a row of action probabilities may sum from 1 before it is refused: a network's float32
@@ -131,6 +138,10 @@ class Policy:
                 ) from None
             if isinstance(action, bool) or not isinstance(action, numbers.Integral):
                 action = np.asarray(action)
+                if action.shape == (self.num_actions,) and np.issubdtype(action.dtype, np.floating):
+                    cached = normalised_probabilities(action, f"opponent {self.name}'s row")
+                    self._cache[obs] = cached
+                    return cached
                 if action.shape != () or not np.issubdtype(action.dtype, np.integer):
                     raise ValueError(
                         f"opponent {self.name} returned {action!r} for {obs}; it must return "
@@ -158,8 +169,11 @@ def policy(model: TwoPlayerModel, spec: object) -> Policy:
     Accepted: a name (the game's own `policy_names`, or one a package registers under the
     `dice_envs.policies` entry points, such as "optimal" from baselines); a numpy table over the
     observation grid holding actions, or with a last axis of `num_actions` probabilities; a
-    callable taking the observation's components as arguments (`f(own, other, turn_total)` in
-    Pig) and returning an action; an object with `action(observation)` (a solution); a `Policy`.
+    batched callable (`dice_envs.policies.batched`: all observations at once, the fast form); a
+    callable taking the observation (an int, or an int64 array) and returning an action or a
+    probability vector; an object with `action(observation)` (a solution); a mapping from
+    observation to action; a `Policy`. The older callable form `f(own, other, turn_total)`, one
+    argument per component, is still taken, with a DeprecationWarning.
     """
     if isinstance(spec, Policy):
         return spec
@@ -177,17 +191,78 @@ def policy(model: TwoPlayerModel, spec: object) -> Policy:
         return resolved
     if isinstance(spec, np.ndarray):
         return Policy(actions, table=_probability_table(spec, nvec, actions), name="<table>")
+    if callable(getattr(spec, "batch", None)):
+        return _batched(spec, nvec, actions)
     if hasattr(spec, "action") and callable(spec.action):
         return Policy(actions, function=spec.action, name="<solution>")
     if isinstance(spec, Mapping):
         return Policy(actions, function=spec.__getitem__, name="<mapping>")
     if callable(spec):
-        function = spec if len(nvec) == 1 else _Unpacked(spec)
-        return Policy(actions, function=function, name="<callable>")
+        if len(nvec) > 1 and _takes_components(spec, len(nvec)):
+            warnings.warn(
+                "an opponent callable now takes the observation, f(observation); the form "
+                "f(own, other, ...) with one argument per component goes in the next version",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            return Policy(actions, function=_Unpacked(spec), name="<callable>")
+        if int(np.prod(nvec)) > SLOW_CALLS:
+            warnings.warn(
+                f"the opponent is a Python callable asked once per observation, of up to "
+                f"{int(np.prod(nvec)):,} here; dice_envs.policies.batched(f) (all observations "
+                "at once) or a table over the observation grid is much faster",
+                stacklevel=3,
+            )
+        return Policy(actions, function=_OnObservation(spec, len(nvec)), name="<callable>")
     raise ValueError(
         "opponent must be a name, a numpy table, a callable, a mapping or an object with "
         f"action(observation); got {type(spec).__name__}"
     )
+
+
+def _batched(spec: Any, nvec: tuple[int, ...], actions: int) -> Policy:
+    """A batched policy asked once on the whole observation grid (a table from then on), or,
+    on a grid too large for that, one observation at a time."""
+    cells = int(np.prod(nvec))
+    name = f"<batched {getattr(spec, 'name', 'policy')}>"
+    if cells > BATCHED_GRID_LIMIT:
+        return Policy(actions, function=_OnObservation(spec, len(nvec)), name=name)
+    grid = np.indices(nvec).reshape(len(nvec), -1).T.astype(np.int64)
+    output = np.asarray(spec.batch(grid[:, 0] if len(nvec) == 1 else grid))
+    if output.shape == (cells,):
+        table = output.reshape(nvec)
+    elif output.shape == (cells, actions):
+        table = output.reshape(nvec + (actions,)).astype(float)
+    else:
+        raise ValueError(
+            f"a batched policy must return ({cells},) actions or ({cells}, {actions}) "
+            f"probabilities for the {cells} observations of the grid, got shape {output.shape}"
+        )
+    return Policy(actions, table=_probability_table(table, nvec, actions), name=name)
+
+
+def _takes_components(function: Callable[..., Any], components: int) -> bool:
+    """Whether `function` takes one positional argument per observation component."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    return len(required) == components
+
+
+class _OnObservation:
+    """Calls `function(observation)` with the observation as the env shows it (an int, or an
+    int64 array); a class, not a lambda, so that envs pickle."""
+
+    def __init__(self, function: Callable[..., Any], components: int) -> None:
+        self.function, self.components = function, components
+
+    def __call__(self, observation: tuple[int, ...]):
+        if self.components == 1:
+            return self.function(int(np.asarray(observation).reshape(-1)[0]))
+        return self.function(np.asarray(observation, dtype=np.int64))
 
 
 class _Unpacked:
