@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH := torch==2.13.0
 
-.PHONY: venv test demo solve train report bench clean
+.PHONY: venv test demo solve train report bench install-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -42,6 +42,11 @@ bench: venv
 	$(BIN)/pip install --quiet 'shimmy[openspiel]>=2.0'
 	$(BIN)/python -m baselines.bench
 	$(BIN)/python -m training.bench
+
+# `pip install .` (not editable) into a fresh virtual environment in a temp folder, checked
+# from outside the repository: gym.make, make_vec, solve, evaluate, version, LICENSE.
+install-check:
+	bash tools/install_check.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -22,6 +22,7 @@ from dice_envs.registration import (
     unregister_game,
 )
 
+# The one place the version is written: pyproject.toml reads it (dynamic = ["version"]).
 __version__ = "0.3.0"
 __all__ = [
     "ENV_IDS",
