@@ -65,8 +65,7 @@ CASES = [
 @pytest.mark.parametrize("env_id, kwargs, forms", CASES)
 def test_every_form_evaluates_the_same(env_id, kwargs, forms):
     values = {
-        form: baselines.evaluate(policy, env_id, **kwargs).value
-        for form, policy in forms().items()
+        form: baselines.evaluate(policy, env_id, **kwargs).value for form, policy in forms().items()
     }
     reference = values["name"]
     assert 0.0 < reference < 1.0

@@ -101,6 +101,8 @@ class D20Rounds:
 
     def render_text(self, state: tuple[int, int]) -> str:
         rounds_left, face = state
+        if rounds_left == 0:
+            return f"all {self.rounds} rounds played, die shows {face}"
         return f"round {self.rounds - rounds_left + 1}/{self.rounds}, die shows {face}"
 
     policy_names = ("take-anything", "roll-once", "reroll-below-max", "take-above-K")
