@@ -44,7 +44,7 @@ def test_games_lists_every_registered_game():
 
 def test_solve_with_options_in_any_order():
     first = last_json(dice_envs("solve", "dice_envs/SumAvoid-v0", "N=10", "--json"))
-    second = last_json(dice_envs("solve", "--json", "dice_envs/SumAvoid-v0", "N=10"))
+    second = last_json(dice_envs("solve", "dice_envs/SumAvoid-v0", "--json", "N=10"))
     assert round(first["value"], 3) == 13.217 and first["value"] == second["value"]
     assert first["bellman_residual"] <= 1e-9
 
