@@ -142,3 +142,19 @@ def test_registrations_do_not_leak_between_tests():
         assert env_id not in GAMES and env_id not in gym.registry
         assert env_id not in dice_envs.env_ids()
     assert not np.isin(["coin_race"], list(pettingzoo.names())).any()
+
+
+def test_a_game_says_where_its_tables_can_not_be_built():
+    def refused(kwargs):
+        sides = kwargs.get("sides", 3)
+        return f"{sides} sides would need more memory than this test allows" if sides > 5 else None
+
+    register_game("toy/BigStop-v0", ToyStop, [{}], tables_refused=refused)
+    try:
+        assert baselines.solve("toy/BigStop-v0", sides=4).value > 0
+        with pytest.raises(ValueError, match="6 sides would need more memory"):
+            baselines.tabulate("toy/BigStop-v0", sides=6)
+        with pytest.raises(ValueError, match="6 sides would need more memory"):
+            baselines.evaluate("stop-at-2", "toy/BigStop-v0", sides=6)
+    finally:
+        unregister_game("toy/BigStop-v0")
