@@ -21,7 +21,7 @@ from baselines.solvers import (
     optimal_action_mask,
     q_from_values,
 )
-from dice_envs.games.two_player import PROBABILITY_TOLERANCE, SLOW_CALLS
+from dice_envs.games.seat_policy import PROBABILITY_TOLERANCE, SLOW_CALLS
 from dice_envs.registration import GAMES
 from dice_envs.tables import Tables as TabularMDP
 

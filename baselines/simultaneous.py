@@ -31,9 +31,9 @@ from scipy.optimize import linprog
 from baselines.solvers import GridIndex, Solution, grid_solution
 from dice_envs import make_model
 from dice_envs.games.base import check_int
+from dice_envs.games.seat_policy import normalised_probabilities
 from dice_envs.games.simultaneous import SimultaneousFold
 from dice_envs.games.simultaneous_hog import SimultaneousHog
-from dice_envs.games.two_player import normalised_probabilities
 
 # A position is solved when its strategy pair is a saddle point of M(v) to this (the row
 # player's best reply to y minus the column player's best reply to x, in win probability).

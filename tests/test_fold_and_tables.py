@@ -16,8 +16,8 @@ import baselines
 import dice_envs
 from dice_envs import make_model
 from dice_envs.games.base import Transition, reachable_states
+from dice_envs.games.fold import Fold
 from dice_envs.games.pig import Pig
-from dice_envs.games.two_player import Fold
 from dice_envs.registration import GAMES
 from dice_envs.tables import build_tables
 

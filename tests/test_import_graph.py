@@ -47,9 +47,8 @@ def imported(tree: ast.AST, name: str, is_package: bool, modules: set[str]) -> s
 def import_graph() -> dict[str, set[str]]:
     modules = library_modules()
     return {
-        name: imported(
-            ast.parse(path.read_text()), name, path.name == "__init__.py", set(modules)
-        ) - {name}
+        name: imported(ast.parse(path.read_text()), name, path.name == "__init__.py", set(modules))
+        - {name}
         for name, path in modules.items()
     }
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from dice_envs.games.base import Transition, check_int
+from dice_envs.games.fold import fold_factory
 from dice_envs.games.rule import Rule, parse_threshold
-from dice_envs.games.two_player import fold_factory
 
 STOP, ROLL = 0, 1
 WALK, GAMBLE = 0, 1

@@ -75,7 +75,7 @@ def _make_agent(config: dict[str, Any], streams, scorer: ExactScorer):
         n_envs = config["hyperparams"].get("n_envs", 1)
         if config.get("selfplay") is not None:
             from dice_envs.envs.vector import DiceVectorEnv
-            from dice_envs.games.two_player import MoverView
+            from dice_envs.games.views import MoverView
 
             env = DiceVectorEnv(
                 MoverView(scorer.game, _selfplay_starts(scorer.game, config["selfplay"])),
@@ -119,7 +119,7 @@ def _selfplay_starts(game, selfplay: dict[str, Any]):
     (by any play of either seat), uniformly."""
     if selfplay["starts"] == "start":
         return None
-    from dice_envs.games.two_player import MoverView
+    from dice_envs.games.views import MoverView
     from dice_envs.tables import build_tables
 
     states = build_tables(MoverView(game)).states
