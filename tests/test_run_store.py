@@ -6,6 +6,7 @@ import fcntl
 import json
 import os
 import pickle
+import re
 import shutil
 import signal
 import subprocess
@@ -257,6 +258,7 @@ def test_the_report_reads_only_the_planned_runs(tmp_path):
     configs, runs, out = _tiny_configs(tmp_path / "configs"), tmp_path / "runs", tmp_path / "out"
     done = _sweep("--configs", configs, "--runs", runs, "--out", out)
     assert done.returncode == 0, done.stderr
+    assert "6 trained, 0 resumed from a checkpoint, 0 read back" in done.stderr
     report = (out / "report.md").read_text()
     assert "Q-learning, 2 seeds" in report and "Q-learning (qlearning_greedier), 2 seeds" in report
     assert "heuristic: stop-at-25" in report
@@ -392,6 +394,11 @@ def test_ctrl_c_stops_a_sweep_and_the_rerun_finishes_the_rest(tmp_path):
     assert rerun.returncode == 0, rerun.stderr
     assert len(list(runs.rglob("result.json"))) == 3
     assert all(p.read_bytes() == data for p, data in finished_before.items())
+    said = re.search(
+        r"(\d+) trained, (\d+) resumed from a checkpoint, (\d+) read back", rerun.stderr
+    )
+    trained, resumed, read_back = map(int, said.groups())
+    assert read_back == len(finished_before) and resumed >= 1 and trained + resumed + read_back == 3
     assert (out / "report.md").exists()
 
 

@@ -129,7 +129,12 @@ def test_ppo_runs_stop_resume_and_evaluate(tmp_path, game, agent, encoding, vec_
     curve = json.loads((directory / "curve.json").read_text())
     assert [p["steps"] for p in curve][:2] == [0, 256]
     assert all(0 <= p["agreement"] <= 1 and p["gap"] >= -1e-9 for p in curve)
-    assert run(config, seed=0, root=tmp_path) == result  # read back, not trained again
+    assert result["status"] == "resumed" and result["resumed_at"] == stopped["stopped_at"]
+    assert result["run_dir"] == str(directory) == stopped["run_dir"]
+    assert result["machine"]["torch_cpu_capability"]  # the CPU the digits depend on
+    again = run(config, seed=0, root=tmp_path)  # read back, not trained again
+    assert (again.pop("status"), again.pop("resumed_at")) == ("read back", None)
+    assert again == {k: v for k, v in result.items() if k not in ("status", "resumed_at")}
     # The saved model, read through the encoding it was trained on (written out here), gives
     # the run's greedy value and, from its action distribution, its stochastic value.
     from sb3_contrib import MaskablePPO

@@ -28,8 +28,10 @@ import hashlib
 import importlib.util
 import json
 import os
+import platform
 import secrets
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -119,6 +121,25 @@ def library_versions() -> dict[str, str]:
         except PackageNotFoundError:
             versions[name] = "absent"
     return versions
+
+
+def machine_description() -> dict[str, str]:
+    """The CPU a result was made on: float rounding in torch's and MKL's kernels follows the
+    instruction set they pick (AVX2, AVX-512), so PPO's digits may differ from one CPU to
+    another with the same code, libraries and seed."""
+    description = {"machine": platform.machine(), "cpu": platform.processor() or "unknown"}
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    description["cpu"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    torch = sys.modules.get("torch")  # only where the run imported it (PPO)
+    if torch is not None:
+        description["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    return description
 
 
 def run_hash(identity: dict[str, Any]) -> str:

@@ -19,7 +19,7 @@ import pickle
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import gymnasium as gym
 import numpy as np
@@ -34,6 +34,7 @@ from training.runs import (
     ctrl_c_deferred,
     library_versions,
     locked,
+    machine_description,
     read_finished,
     read_json,
     remove_partial_files,
@@ -270,6 +271,7 @@ def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dic
         "seed": seed,
         "run": directory.name,
         "libraries": library_versions(),
+        "machine": machine_description(),
     }
     timing["final"] = {
         "seconds": agent.training_seconds,
@@ -303,7 +305,7 @@ class BarProgress(Progress):
     the steps it reached: tqdm drops a total that `n` exceeds, and the bar with it.
     """
 
-    def __init__(self, label: str, file=None) -> None:
+    def __init__(self, label: str, file: TextIO | None = None) -> None:
         self.label, self.bar, self.checkpoint = label, None, None
         self.file = file
 
