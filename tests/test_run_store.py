@@ -2,9 +2,12 @@
 before they are read back, the report reads exactly the planned runs, and a sweep stopped by
 Ctrl-C leaves only complete files and finishes when started again."""
 
+import fcntl
 import json
 import os
 import pickle
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,7 +31,16 @@ import training.runs
 import training.train
 from training.config import load_config
 from training.report import ReportError, build_report
-from training.runs import RunStoreError, atomic_write_json, ctrl_c_deferred, locked, run_dir
+from training.runs import (
+    CODE_PACKAGES,
+    RunStoreError,
+    atomic_write_json,
+    code_fingerprint,
+    ctrl_c_deferred,
+    locked,
+    run_dir,
+    source_fingerprint,
+)
 from training.sweep import SweepBar
 from training.train import run
 
@@ -84,7 +96,9 @@ def test_an_edited_config_trains_anew_and_leaves_the_old_run_alone(tmp_path):
     q_new = np.load(run_dir(tmp_path, new, 0) / "policy_q.npy")
     assert not np.array_equal(q_old, q_new)
     assert {p.name: p.read_bytes() for p in old_dir.iterdir() if p.is_file()} == old_files
-    assert run(old, 0, tmp_path) == first  # and the old one is still read back
+    again = run(old, 0, tmp_path)  # and the old one is still read back
+    assert again.pop("status") == "read back" and first.pop("status") == "trained"
+    assert again == first
 
 
 def test_a_folder_that_describes_another_run_is_refused(tmp_path):
@@ -102,6 +116,115 @@ def test_one_process_at_a_time_trains_a_run(tmp_path):
     with locked(directory), pytest.raises(RunStoreError, match="another process"):
         run(config, 0, tmp_path)
     assert not (directory / "result.json").exists()
+
+
+HOLD_LOCK = """
+import sys
+from pathlib import Path
+from training.runs import locked
+with locked(Path(sys.argv[1])):
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_another_process_holding_the_lock_keeps_a_run_out_and_no_lock_file_stays(tmp_path):
+    config = _base()
+    directory = run_dir(tmp_path, config, 0)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(directory)],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert (directory / ".lock").exists()
+        with pytest.raises(RunStoreError, match="another process"):
+            run(config, 0, tmp_path)
+    finally:
+        holder.communicate("release\n", timeout=30)
+    assert holder.returncode == 0
+    assert not (directory / ".lock").exists()  # the holder removed it on release
+    assert run(config, 0, tmp_path)["status"] == "trained"
+    assert not (directory / ".lock").exists()  # and so did the run, when it finished
+    stopped = _changed(config, "timesteps", 40_000)
+    assert "stopped_at" in run(stopped, 0, tmp_path, stop_after=10_000)
+    assert not (run_dir(tmp_path, stopped, 0) / ".lock").exists()
+
+
+def test_a_lock_file_unlinked_between_open_and_flock_is_not_trusted(tmp_path, monkeypatch):
+    """The race of removing lock files: we open `.lock`, its holder unlinks it and releases,
+    we flock the orphan. Holding that would let a third process lock a new `.lock` beside us;
+    `locked` must see the orphan and lock the file at the path instead."""
+    directory = tmp_path / "run"
+    real_flock = fcntl.flock
+    raced = []
+
+    def flock_after_the_holder_left(handle, operation):
+        if not raced and operation & fcntl.LOCK_EX:
+            raced.append(True)
+            (directory / ".lock").unlink()  # what the holder does on release
+        return real_flock(handle, operation)
+
+    monkeypatch.setattr(training.runs.fcntl, "flock", flock_after_the_holder_left)
+    with locked(directory):
+        assert raced and (directory / ".lock").exists()
+        with pytest.raises(RunStoreError, match="another process"), locked(directory):
+            pass  # a third process: the lock we hold is the one at the path
+    assert not (directory / ".lock").exists()
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o002])
+def test_run_store_files_get_the_mode_the_umask_gives(tmp_path, umask):
+    previous = os.umask(umask)
+    try:
+        atomic_write_json(tmp_path / "alone.json", {"a": 1})
+        config = _base()
+        run(config, 0, tmp_path)
+    finally:
+        os.umask(previous)
+    files = [tmp_path / "alone.json", *run_dir(tmp_path, config, 0).iterdir()]
+    assert {"result.json", "policy_q.npy", "config.yaml"} <= {path.name for path in files}
+    assert {path.name: oct(path.stat().st_mode & 0o777) for path in files} == {
+        path.name: oct(0o666 & ~umask) for path in files
+    }
+
+
+def _package_copy(folder):
+    """The three packages copied elsewhere, as a non-editable install puts them."""
+    roots = {}
+    for name in CODE_PACKAGES:
+        roots[name] = folder / name
+        shutil.copytree(ROOT / name, roots[name], ignore=shutil.ignore_patterns("__pycache__"))
+    return roots
+
+
+def test_the_code_fingerprint_follows_the_code_and_not_where_it_is_installed(tmp_path):
+    roots = _package_copy(tmp_path)
+    assert source_fingerprint(roots) == code_fingerprint()  # same source, other place
+    (roots["training"] / "__pycache__").mkdir(exist_ok=True)
+    (roots["training"] / "__pycache__" / "stale.py").write_text("x = 1\n")
+    module = roots["dice_envs"] / "games" / "sum_avoid.py"
+    text = module.read_text()
+    # Comments, docstrings and layout do not make every stored run stale ...
+    module.write_text(text.replace('"""', '"""Edited. ', 1) + "\n\n# a comment\n")
+    assert source_fingerprint(roots) == code_fingerprint()
+    # ... a statement does, in any of the packages, and so does a new module.
+    module.write_text(text + "\nEXTRA = 1\n")
+    assert source_fingerprint(roots) != code_fingerprint()
+    module.write_text(text)
+    (roots["baselines"] / "new_module.py").write_text("def f():\n    return 2\n")
+    assert source_fingerprint(roots) != code_fingerprint()
+
+
+def test_a_code_change_is_another_run_and_the_stale_one_is_not_read_back(tmp_path, monkeypatch):
+    config = _base()
+    first = run(config, 0, tmp_path)
+    stored = yaml.safe_load((run_dir(tmp_path, config, 0) / "config.yaml").read_text())
+    assert stored["code"] == code_fingerprint()
+    monkeypatch.setattr(training.runs, "code_fingerprint", lambda: "0123456789abcdef")
+    second = run(config, 0, tmp_path)
+    assert second["status"] == "trained" and second["run_dir"] != first["run_dir"]
+    assert run(config, 0, tmp_path)["status"] == "read back"
 
 
 def _tiny_configs(folder):
@@ -135,6 +258,7 @@ def test_the_report_reads_only_the_planned_runs(tmp_path):
     configs, runs, out = _tiny_configs(tmp_path / "configs"), tmp_path / "runs", tmp_path / "out"
     done = _sweep("--configs", configs, "--runs", runs, "--out", out)
     assert done.returncode == 0, done.stderr
+    assert "6 trained, 0 resumed from a checkpoint, 0 read back" in done.stderr
     report = (out / "report.md").read_text()
     assert "Q-learning, 2 seeds" in report and "Q-learning (qlearning_greedier), 2 seeds" in report
     assert "heuristic: stop-at-25" in report
@@ -270,6 +394,11 @@ def test_ctrl_c_stops_a_sweep_and_the_rerun_finishes_the_rest(tmp_path):
     assert rerun.returncode == 0, rerun.stderr
     assert len(list(runs.rglob("result.json"))) == 3
     assert all(p.read_bytes() == data for p, data in finished_before.items())
+    said = re.search(
+        r"(\d+) trained, (\d+) resumed from a checkpoint, (\d+) read back", rerun.stderr
+    )
+    trained, resumed, read_back = map(int, said.groups())
+    assert read_back == len(finished_before) and resumed >= 1 and trained + resumed + read_back == 3
     assert (out / "report.md").exists()
 
 

@@ -184,6 +184,15 @@ def sweep(
     return [r for r in results if r is not None], failures, counts
 
 
+def runs_summary(counts: dict[str, int], runs: int) -> str:
+    """What the sweep did with its runs: trained (resumed among them), read back."""
+    fresh = counts["trained"] - counts["resumed"]
+    return (
+        f"{fresh} trained, {counts['resumed']} resumed from a checkpoint, "
+        f"{runs - counts['trained']} read back"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m training.sweep",
@@ -242,7 +251,11 @@ def main(argv: list[str] | None = None) -> int:
         print("\n\n".join(failures), file=sys.stderr)
         print(f"{len(failures)} of {len(tasks)} runs failed; no report written", file=sys.stderr)
         return 1
-    print(f"{len(tasks)} runs finished in {wall:.0f} s", file=sys.stderr)
+    print(
+        f"{len(tasks)} runs finished in {wall:.0f} s: {runs_summary(counts, len(tasks))}",
+        file=sys.stderr,
+    )
+    print(f"run store: {Path(args.runs).resolve()}", file=sys.stderr)
     if args.no_report:
         return 0
     from training.report import build_report, record_sweep
