@@ -199,11 +199,15 @@ def main(argv: list[str] | None = None) -> int:
         help="only these configs/ folders (pig) or configs (pig/ppo_goal100)",
     )
     parser.add_argument("--runs", default="runs", help="the run store (default: runs)")
-    parser.add_argument("--out", default="docs/training", help="where the report goes")
+    parser.add_argument(
+        "--out", default=None, help="where the report goes (default: dice-envs-report/<budget>)"
+    )
     parser.add_argument("--workers", type=int, default=2, help="parallel runs (CPUs for Ray)")
     parser.add_argument("--backend", default="local", choices=("local", "ray"))
     parser.add_argument("--address", default=None, help="a Ray cluster (default: start one)")
-    parser.add_argument("--no-report", action="store_true", help="train only")
+    parser.add_argument(
+        "--no-report", action="store_true", help="train only (the wall time still goes to OUT)"
+    )
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.exit(2, f"error: --workers must be >= 1, got {args.workers}\n")
@@ -243,14 +247,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(failures)} of {len(tasks)} runs failed; no report written", file=sys.stderr)
         return 1
     print(f"{len(tasks)} runs finished in {wall:.0f} s", file=sys.stderr)
-    if args.no_report:
-        return 0
-    from training.report import build_report, record_sweep
+    from training.report import build_report, default_out, record_sweep
 
+    out = default_out(args.budget) if args.out is None else Path(args.out)
     # A wall time says how long the budget takes only if this sweep trained every run whole.
     if counts["trained"] == len(tasks) and counts["resumed"] == 0:
         record_sweep(
-            args.out,
+            out,
             {
                 "budget": args.budget,
                 "games": sorted({path.parent.name for path, _, _ in tasks})
@@ -263,9 +266,11 @@ def main(argv: list[str] | None = None) -> int:
                 "date": datetime.date.today().isoformat(),
             },
         )
-    table = build_report(args.configs, args.budget, args.runs, args.out, games=args.games)
+    if args.no_report:
+        return 0
+    table = build_report(args.configs, args.budget, args.runs, out, games=args.games)
     print(table)
-    print(f"report in {args.out}/", file=sys.stderr)
+    print(f"report in {out}/", file=sys.stderr)
     return 0
 
 
