@@ -179,5 +179,6 @@ def game_page(env_id: str, sections: list[str] | tuple[str, ...] = ()) -> str:
 
 
 def write_game_page(env_id: str, docs: Path, sections: list[str] | tuple[str, ...] = ()) -> Path:
-    """Write the game's section of its page under `docs/games/` (the folder the caller names)."""
+    """Write the game's section of its page, `docs`/games/<game>.md (`docs`: the folder the
+    caller names)."""
     return write_page_section(env_id, "game", game_page(env_id, sections), docs)

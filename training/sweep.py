@@ -2,7 +2,7 @@
 
     python -m training.sweep [--budget quick|full] [--games pig ...] [--workers 2]
                              [--backend local|ray] [--address ADDRESS] [--runs runs]
-                             [--out docs/training]
+                             [--out dice-envs-report/<budget>]
 
 Runs go to the run store `--runs`: a finished run is read back, a stopped one resumes from its
 checkpoint, so the sweep can be stopped (Ctrl-C) and started again at any time. With

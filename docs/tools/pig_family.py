@@ -95,7 +95,10 @@ RACES = [("Pig", Pig), ("two-dice Pig", TwoDicePig), ("Hog", Hog)]
 
 def hold_thresholds(policy, reachable: set, goal: int) -> np.ndarray:
     """Per score, the least turn total at which a solitaire policy holds: goal - score if it
-    rolls to the goal, NaN for a score the game never reaches."""
+    rolls to the goal, NaN for a score the game never reaches. `policy`: a callable on the
+    observation, or a table indexed by it."""
+    if isinstance(policy, np.ndarray):
+        policy = policy.__getitem__
     first = np.full(goal, np.nan)
     for score in range(goal):
         turns = [t for t in range(1, goal - score) if (score, t) in reachable]
