@@ -5,6 +5,7 @@ Ctrl-C leaves only complete files and finishes when started again."""
 import json
 import os
 import pickle
+import shutil
 import signal
 import subprocess
 import sys
@@ -193,8 +194,11 @@ def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_pa
             assert result["stochastic_value"] != pytest.approx(result["value"], abs=1e-6)
     # From the saved runs alone (and the sweep's record of its wall time): no training, and
     # the same report and figures again.
+    pages = (out / "games" / "sum_avoid.md").read_text()
     for path in out.iterdir():
-        if path.name != "sweep.json":
+        if path.is_dir():
+            shutil.rmtree(path)  # the games' pages
+        elif path.name != "sweep.json":
             path.unlink()
 
     def no_training(*args, **kwargs):
@@ -204,6 +208,7 @@ def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_pa
     build_report(configs, "quick", runs, out)
     assert (out / "report.md").read_text() == report
     assert figures <= {p.name for p in out.iterdir()}
+    assert (out / "games" / "sum_avoid.md").read_text() == pages
 
 
 def test_the_sweep_bar_counts_steps_over_runs():
