@@ -1,6 +1,7 @@
-"""One Markdown page per game, `docs/games/<game>.md`: its rules, spaces, optimum, heuristics
-and pictures (written by `make solve`) and its training results (written by the training
-report), each between markers that the command owning it rewrites, as in the README."""
+"""One Markdown page per game, `<docs>/games/<game>.md` in a folder the caller names: its
+rules, spaces, optimum, heuristics and pictures (the "game" section) and its training results
+(written by the training report), each between markers that the command owning it rewrites.
+The repository's own pages are written by the maintainer's tools (`make solve`, `make train`)."""
 
 from __future__ import annotations
 
@@ -12,24 +13,40 @@ import numpy as np
 
 import baselines
 from baselines.heuristics import heuristic
-from baselines.readme import replace_section
 from dice_envs import GAMES, make_model
 from dice_envs import env_ids as registry_ids
 from dice_envs.registration import game_slug
 
-# The sections of a page, in order, each owned by one command.
+# The sections of a page, in order, each with the command that writes it.
 SECTIONS = {
-    "game": "`make solve`",
-    "training-quick": "`make train` (the `quick` budget)",
-    "training-full": "`python -m training.report --budget full --out docs/training/full`",
+    "game": "`write_game_page(env_id, docs)` (`make solve` for the repository's pages)",
+    "training-quick": "`python -m training.report --budget quick`",
+    "training-full": "`python -m training.report --budget full`",
 }
 
 
-def page_path(env_id: str, docs: Path = Path("docs")) -> Path:
-    return docs / "games" / f"{game_slug(env_id)}.md"
+def replace_section(name: str, text: str, path: Path) -> bool:
+    """Put `text` between `<!-- name:start -->` and `<!-- name:end -->` in the file at `path`;
+    False (nothing written) if the file or the markers are absent."""
+    path = Path(path)
+    if not path.exists():
+        return False
+    content = path.read_text()
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    if start not in content or end not in content:
+        return False
+    head, rest = content.split(start, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(f"{head}{start}\n{text.strip()}\n{end}{tail}")
+    return True
 
 
-def write_page_section(env_id: str, name: str, text: str, docs: Path = Path("docs")) -> Path:
+def page_path(env_id: str, docs: Path) -> Path:
+    """The game's page under `docs` (the folder the caller names): `docs`/games/<game>.md."""
+    return Path(docs) / "games" / f"{game_slug(env_id)}.md"
+
+
+def write_page_section(env_id: str, name: str, text: str, docs: Path) -> Path:
     """Rewrite section `name` of the game's page, creating the page with all its sections'
     markers first if it does not exist."""
     if name not in SECTIONS:
@@ -162,5 +179,6 @@ def game_page(env_id: str, sections: list[str] | tuple[str, ...] = ()) -> str:
 
 
 def write_game_page(env_id: str, docs: Path, sections: list[str] | tuple[str, ...] = ()) -> Path:
-    """Write the game's section of its page under `docs/games/` (the folder the caller names)."""
+    """Write the game's section of its page, `docs`/games/<game>.md (`docs`: the folder the
+    caller names)."""
     return write_page_section(env_id, "game", game_page(env_id, sections), docs)

@@ -4,12 +4,10 @@ trace in the registry or the repository."""
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
-
 import gymnasium as gym
 import numpy as np
 import pytest
+from repository import repository_state
 from toy_games import CoinRaceVersus, ToyStop
 
 import baselines
@@ -21,19 +19,7 @@ from dice_envs.policies import named_policy
 pettingzoo = pytest.importorskip("dice_envs.pettingzoo")
 
 STOP_ID, RACE_ID = "toy/ToyStop-v0", "toy/CoinRace-v0"
-REPOSITORY = Path(__file__).resolve().parent.parent
 TOY_REFERENCE = Reference("A. Tester", "Toy games for tests", "this test module", 2026)
-
-
-def repository_state() -> str:
-    """Every change to the repository's tracked and untracked files, as git sees them."""
-    return subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all"],
-        cwd=REPOSITORY,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
 
 
 @pytest.fixture

@@ -317,8 +317,11 @@ def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_pa
             assert result["stochastic_value"] != pytest.approx(result["value"], abs=1e-6)
     # From the saved runs alone (and the sweep's record of its wall time): no training, and
     # the same report and figures again.
+    pages = (out / "games" / "sum_avoid.md").read_text()
     for path in out.iterdir():
-        if path.name != "sweep.json":
+        if path.is_dir():
+            shutil.rmtree(path)  # the games' pages
+        elif path.name != "sweep.json":
             path.unlink()
 
     def no_training(*args, **kwargs):
@@ -328,6 +331,7 @@ def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_pa
     build_report(configs, "quick", runs, out)
     assert (out / "report.md").read_text() == report
     assert figures <= {p.name for p in out.iterdir()}
+    assert (out / "games" / "sum_avoid.md").read_text() == pages
 
 
 def test_the_sweep_bar_counts_steps_over_runs():
@@ -460,7 +464,8 @@ def test_a_selection_with_no_config_of_the_budget_is_refused(tmp_path):
 
 
 def test_the_readme_full_section_shows_the_default_games_and_links_the_rest(tmp_path, monkeypatch):
-    import training.report
+    # The maintainer's tool (docs/tools/training_report.py) writes the README's sections.
+    from docs.tools.training_report import write_training_docs
 
     configs = write_configs(
         tmp_path / "configs",
@@ -474,22 +479,30 @@ def test_the_readme_full_section_shows_the_default_games_and_links_the_rest(tmp_
                                            "budget": {"timesteps": 20_000, "eval_every": 10_000}},
         },
     )  # fmt: skip
+    for path in sorted(configs.glob("*/*.yaml")):  # the same budget, named `full`
+        raw = yaml.safe_load(path.read_text())
+        raw["budgets"]["full"] = raw["budgets"]["quick"]
+        path.write_text(yaml.safe_dump(raw, sort_keys=False))
     runs = tmp_path / "runs"
     for path in sorted(configs.glob("*/*.yaml")):
         for seed in (0, 1):
-            run(load_config(path), seed, runs)
-    written = {}
-    monkeypatch.setattr(training.report, "replace_section", written.__setitem__)
-    monkeypatch.setattr(training.report, "README_FULL_CONFIGS", ("sum_avoid/qlearning",))
-    monkeypatch.chdir(tmp_path)  # the README's folders are relative: docs/training/full
-    build_report(configs, "quick", runs, training.report.README_OUT / "full")
-    section = written["training-full"]
+            run(load_config(path, "full"), seed, runs)
+    readme = tmp_path / "README.md"
+    empty = "".join(f"<!-- {name}:start -->\n<!-- {name}:end -->\n" for name in
+                    ("training", "training-timing", "training-full"))  # fmt: skip
+    readme.write_text(empty)
+    monkeypatch.chdir(tmp_path)  # the README's links are relative: docs/training/full
+    write_training_docs(configs, "full", runs, readme=readme, full_configs=("sum_avoid/qlearning",))
+    text = readme.read_text()
+    section = text.split("<!-- training-full:start -->")[1].split("<!-- training-full:end -->")[0]
     # The results and their times are the default games' alone.
     assert "`sum_avoid/qlearning.yaml`" in section
     assert "`d20_rounds/qlearning.yaml`" not in section and "d20_rounds.png" not in section
     assert "| d20_rounds |" not in section and "The 2 runs shown here took" in section
     assert "The other 2 configs" in section
     assert "(docs/training/full/report.md)" in section
+    assert "(docs/training/full/sum_avoid.png)" in section
+    assert "<!-- training:start -->\n<!-- training:end -->" in text  # the quick ones untouched
     assert "d20_rounds" in (tmp_path / "docs/training/full/report.md").read_text()
     # A two-player game's page has its exploitability rows and curve.
     page = (tmp_path / "docs/games/simultaneous_hog.md").read_text()
@@ -498,12 +511,13 @@ def test_the_readme_full_section_shows_the_default_games_and_links_the_rest(tmp_
     assert "exploitability" not in (tmp_path / "docs/games/sum_avoid.md").read_text()
     # A game no config trains at this budget says so on its page.
     assert (
-        "No config of this game has a `quick` budget"
-        in (tmp_path / "docs/games/pig.md").read_text()
+        "No config of this game has a `full` budget" in (tmp_path / "docs/games/pig.md").read_text()
     )
     # A report without every default config leaves the README's section alone.
-    written.clear()
-    build_report(configs, "quick", runs, training.report.README_OUT / "full", ["d20_rounds"])
-    assert "training-full" not in written
+    readme.write_text(empty)
+    write_training_docs(
+        configs, "full", runs, ["d20_rounds"], readme=readme, full_configs=("sum_avoid/qlearning",)
+    )
+    assert readme.read_text() == empty
     trained = (tmp_path / "docs/games/sum_avoid.md").read_text()
     assert "No config" not in trained and "| sum_avoid (N=10) | Q-learning, 2 seeds |" in trained
