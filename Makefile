@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH := torch==2.13.0
 
-.PHONY: venv test demo solve train report bench clean
+.PHONY: venv test demo solve train report bench install-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -28,20 +28,26 @@ test: venv
 demo: solve train
 
 solve: venv
-	$(BIN)/python -m baselines.demo
+	$(BIN)/python -m docs.tools.solve
 
 train: venv
-	$(BIN)/python -m training.sweep --budget quick
+	$(BIN)/python -m training.sweep --budget quick --out docs/training --no-report
+	$(BIN)/python -m docs.tools.training_report --budget quick
 
 report: venv
-	$(BIN)/python -m training.report --budget quick
+	$(BIN)/python -m docs.tools.training_report --budget quick
 
 # The AEC benchmark's peer, OpenSpiel's pig through Shimmy: not a dependency of the package or
 # its tests; `make bench` adds it to the virtual environment before measuring.
 bench: venv
 	$(BIN)/pip install --quiet 'shimmy[openspiel]>=2.0'
-	$(BIN)/python -m baselines.bench
-	$(BIN)/python -m training.bench
+	$(BIN)/python -m benchmarks.library
+	$(BIN)/python -m benchmarks.qlearning
+
+# `pip install .` (not editable) into a fresh virtual environment in a temp folder, checked
+# from outside the repository: gym.make, make_vec, solve, evaluate, version, LICENSE.
+install-check:
+	bash tools/install_check.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -1,4 +1,5 @@
-"""Command line: `python -m baselines solve|evaluate ENV_ID [key=value ...] [--json]`."""
+"""Command line: `python -m baselines solve|evaluate ENV_ID [key=value ...] [--json]`, options in
+any order (the `dice-envs` command does this and more)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 import time
 
 import baselines
-from baselines.heuristics import heuristic
+from dice_envs.policies import named_policy
 
 
 def parse_kwargs(pairs: list[str]) -> dict[str, object]:
@@ -50,7 +51,12 @@ def main(argv: list[str] | None = None) -> int:
         command.add_argument("env_id")
         command.add_argument("kwargs", nargs="*", metavar="key=value")
         command.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in commands.choices:
+        command = commands.choices[argv[0]]
+        args = command.parse_intermixed_args(argv[1:], argparse.Namespace(command=argv[0]))
+    else:
+        args = parser.parse_args(argv)
     _release_freed_memory()
     try:
         kwargs = parse_kwargs(args.kwargs)
@@ -72,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.policy == "optimal":
                 policy = optimum  # the solver's policy, scored by the same exact evaluation
             else:
-                policy = heuristic(args.env_id, args.policy, **kwargs)
+                policy = named_policy(args.env_id, args.policy, **kwargs)
             evaluation = baselines.evaluate(policy, args.env_id, **kwargs)
             result = {"env_id": args.env_id, "kwargs": kwargs, "policy": args.policy}
             result.update(evaluation.as_dict())

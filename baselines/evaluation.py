@@ -5,8 +5,10 @@ from __future__ import annotations
 import importlib
 import inspect
 import time
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -19,11 +21,15 @@ from baselines.solvers import (
     optimal_action_mask,
     q_from_values,
 )
-from dice_envs.games.two_player import PROBABILITY_TOLERANCE
+from dice_envs.games.seat_policy import PROBABILITY_TOLERANCE, SLOW_CALLS
 from dice_envs.registration import GAMES
 from dice_envs.tables import Tables as TabularMDP
 
 PREDICT_BATCH = 65_536
+# Per-state arrays of an `Evaluation`, readable by observation.
+PER_STATE = ("state_values", "actions", "visits", "losses", "probabilities")
+# `Evaluation.grid` refuses grids larger than this (a horizon-10^6 Chow-Robbins game's).
+GRID_CELLS_LIMIT = 50_000_000
 
 
 @dataclass
@@ -45,6 +51,13 @@ class Evaluation:
         losses: where the gap is lost: visits times what the policy's action gives up there,
             V*(s) - sum_a pi(a|s) Q*(s, a). They sum to `gap` (the performance difference
             lemma), and are >= 0 up to round-off.
+        observations: the observation of every state, (states, components): row i is what
+            the agent sees in state i, so the per-state arrays above are keyed by it.
+        observation_nvec: the size of each observation component (the observation grid).
+
+    The per-state arrays are read by observation with `grid(name)` (an array over the
+    observation grid), `by_observation(name)` (a mapping) and `where_lost(count)` (the
+    observations where the most value is lost).
     """
 
     value: float
@@ -58,6 +71,53 @@ class Evaluation:
     visits: np.ndarray = field(repr=False, default=None)
     losses: np.ndarray = field(repr=False, default=None)
     probabilities: np.ndarray | None = field(repr=False, default=None)
+    observations: np.ndarray | None = field(repr=False, default=None)
+    observation_nvec: tuple[int, ...] = field(repr=False, default=())
+
+    def _per_state(self, name: str) -> np.ndarray:
+        if name not in PER_STATE:
+            raise ValueError(f"name must be one of {', '.join(PER_STATE)}, got {name!r}")
+        values = getattr(self, name)
+        if values is None:
+            raise ValueError(f"this evaluation has no {name}")
+        return values
+
+    def grid(self, name: str = "losses") -> np.ndarray:
+        """The per-state array `name` over the observation grid: `grid("losses")[obs]` is what
+        is lost at observation `obs`. Observations of no reachable state hold NaN (-1 in the
+        integer `actions`); `probabilities` gains a last axis of actions."""
+        values = self._per_state(name)
+        cells = int(np.prod(self.observation_nvec))
+        if cells > GRID_CELLS_LIMIT:
+            raise ValueError(
+                f"the observation grid has {cells:,} cells (more than {GRID_CELLS_LIMIT:,}); "
+                "use by_observation(name) or where_lost(count)"
+            )
+        integer = np.issubdtype(values.dtype, np.integer)
+        table = np.full(self.observation_nvec + values.shape[1:], -1 if integer else np.nan)
+        table[tuple(self.observations.T)] = values
+        return table
+
+    def by_observation(self, name: str = "losses") -> dict[Any, Any]:
+        """The per-state array `name` as a mapping from observation (an int, or a tuple of
+        ints, as the env shows it) to its entry."""
+        values = self._per_state(name)
+        return dict(zip(self._keys(), values.tolist(), strict=True))
+
+    def where_lost(self, count: int = 10) -> list[tuple[Any, float]]:
+        """The `count` observations where the policy loses the most value, with the loss,
+        largest first (their losses sum to at most `gap`)."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"count must be an integer >= 1, got {count!r}")
+        order = np.argsort(-self.losses, kind="stable")[:count]
+        keys = self._keys()
+        return [(keys[i], float(self.losses[i])) for i in order]
+
+    def _keys(self) -> list[Any]:
+        rows = self.observations.tolist()
+        if self.observations.shape[1] == 1:
+            return [row[0] for row in rows]
+        return [tuple(row) for row in rows]
 
     def __repr__(self) -> str:
         return (
@@ -140,6 +200,7 @@ def policy_actions(policy, mdp: TabularMDP, *, obs_transform=None) -> np.ndarray
         # A rule with a batch form (the named heuristics): one call for every observation.
         raw = policy.batch(_observation_batch(mdp, None))
     elif callable(policy):
+        _warn_if_slow(mdp)
         if obs_transform is not None:
             batch = _observation_batch(mdp, obs_transform)
             raw = [policy(row) for row in batch]
@@ -163,6 +224,16 @@ def policy_actions(policy, mdp: TabularMDP, *, obs_transform=None) -> np.ndarray
             f"actions are 0..{mdp.num_actions - 1}"
         )
     return actions.astype(np.int64)
+
+
+def _warn_if_slow(mdp: TabularMDP) -> None:
+    if mdp.num_states > SLOW_CALLS:
+        warnings.warn(
+            f"the policy is a Python callable asked once per state, {mdp.num_states:,} times "
+            "here; dice_envs.policies.batched(f) (f takes all observations at once) or a table "
+            "over the observation grid is much faster",
+            stacklevel=4,
+        )
 
 
 def _game_name(mdp: TabularMDP) -> str:
@@ -337,6 +408,9 @@ def policy_probabilities(
         return _model_probabilities(policy, mdp, obs_transform)
     if not deterministic:
         raise TypeError("deterministic=False is for SB3 models; pass probabilities otherwise")
+    if callable(getattr(policy, "batch", None)) and obs_transform is None:
+        output = np.asarray(policy.batch(_observation_batch(mdp, None)))
+        return _checked_probabilities(output, mdp) if output.ndim == 2 else None
     if callable(policy) and not isinstance(policy, Mapping):
         first = _callable_output(policy, mdp, obs_transform, 0)
         if np.asarray(first).shape == (mdp.num_actions,) and not np.issubdtype(
@@ -441,4 +515,6 @@ def _evaluation(values, visits, given_up, good, actions, probs, mdp, optimum, st
         visits=visits,
         losses=visits * given_up,
         probabilities=probs,
+        observations=mdp.observation_array,
+        observation_nvec=tuple(int(n) for n in mdp.model.observation_nvec),
     )

@@ -1,6 +1,7 @@
-"""One Markdown page per game, `docs/games/<game>.md`: its rules, spaces, optimum, heuristics
-and pictures (written by `make solve`) and its training results (written by the training
-report), each between markers that the command owning it rewrites, as in the README."""
+"""One Markdown page per game, `<docs>/games/<game>.md` in a folder the caller names: its
+rules, spaces, optimum, heuristics and pictures (the "game" section) and its training results
+(written by the training report), each between markers that the command owning it rewrites.
+The repository's own pages are written by the maintainer's tools (`make solve`, `make train`)."""
 
 from __future__ import annotations
 
@@ -8,24 +9,44 @@ import textwrap
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 
-import dice_envs  # noqa: F401  (registers the ids)
-from baselines.readme import replace_section
+import baselines
+from baselines.heuristics import heuristic
+from dice_envs import GAMES, make_model
+from dice_envs import env_ids as registry_ids
 from dice_envs.registration import game_slug
 
-# The sections of a page, in order, each owned by one command.
+# The sections of a page, in order, each with the command that writes it.
 SECTIONS = {
-    "game": "`make solve`",
-    "training-quick": "`make train` (the `quick` budget)",
-    "training-full": "`python -m training.report --budget full --out docs/training/full`",
+    "game": "`write_game_page(env_id, docs)` (`make solve` for the repository's pages)",
+    "training-quick": "`python -m training.report --budget quick`",
+    "training-full": "`python -m training.report --budget full`",
 }
 
 
-def page_path(env_id: str, docs: Path = Path("docs")) -> Path:
-    return docs / "games" / f"{game_slug(env_id)}.md"
+def replace_section(name: str, text: str, path: Path) -> bool:
+    """Put `text` between `<!-- name:start -->` and `<!-- name:end -->` in the file at `path`;
+    False (nothing written) if the file or the markers are absent."""
+    path = Path(path)
+    if not path.exists():
+        return False
+    content = path.read_text()
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    if start not in content or end not in content:
+        return False
+    head, rest = content.split(start, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(f"{head}{start}\n{text.strip()}\n{end}{tail}")
+    return True
 
 
-def write_page_section(env_id: str, name: str, text: str, docs: Path = Path("docs")) -> Path:
+def page_path(env_id: str, docs: Path) -> Path:
+    """The game's page under `docs` (the folder the caller names): `docs`/games/<game>.md."""
+    return Path(docs) / "games" / f"{game_slug(env_id)}.md"
+
+
+def write_page_section(env_id: str, name: str, text: str, docs: Path) -> Path:
     """Rewrite section `name` of the game's page, creating the page with all its sections'
     markers first if it does not exist."""
     if name not in SECTIONS:
@@ -58,3 +79,106 @@ def rules_text(env_id: str) -> str:
         f"At the defaults: `gym.make({env_id!r})` has observation space "
         f"`{env.observation_space}` and action space `{env.action_space}`."
     )
+
+
+def markdown_table(header: list[str], rows: list[list[object]]) -> str:
+    def cell(value: object) -> str:
+        return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def optimum_table(env_ids=None) -> str:
+    """Every id at its defaults by each solver (not the generic one where a specialised solver
+    says the tables would exceed `TABLE_ROWS_LIMIT` rows). "time" is the solve; a generic
+    solve's includes building the tables, a specialised one's does not ("tables": built to
+    measure its residual)."""
+    rows = []
+    for env_id in registry_ids() if env_ids is None else env_ids:
+        methods = ["generic"] + (["specialised"] if env_id in baselines.SPECIALISED else [])
+        specialised = baselines.SPECIALISED.get(env_id)
+        if (
+            specialised
+            and specialised.outcome_rows(make_model(env_id)) > baselines.TABLE_ROWS_LIMIT
+        ):
+            methods = ["specialised"]  # the generic solve's tables would not fit the demo
+        for method in methods:
+            solution = baselines.solve(env_id, method=method)
+            residual = solution.bellman_residual
+            measured = np.isfinite(residual)
+            rows.append(
+                [
+                    f"`{env_id}`",
+                    repr(make_model(env_id)),
+                    solution.num_states,
+                    f"{solution.value:.6f}",
+                    solution.method,
+                    f"{solution.seconds * 1000:.1f} ms",
+                    f"{residual:.1e}" if measured else "not measured",
+                    f"{solution.table_seconds * 1000:.1f} ms" if measured else "not built",
+                ]
+            )
+    header = [
+        "id",
+        "game (defaults)",
+        "states",
+        "optimal value",
+        "solver",
+        "time",
+        "residual",
+        "tables",
+    ]
+    return markdown_table(header, rows)
+
+
+def heuristic_table(env_ids=None) -> str:
+    rows = []
+    for env_id in registry_ids() if env_ids is None else env_ids:
+        for name in GAMES[env_id].policies:
+            score = baselines.evaluate(heuristic(env_id, name), env_id)
+            rows.append(
+                [
+                    f"`{env_id}`",
+                    name,
+                    f"{score.value:.4f}",
+                    f"{score.optimal_value:.4f}",
+                    f"{score.gap:.4f}",
+                    f"{100 * score.relative_gap:.2f}%",
+                    f"{100 * score.agreement:.1f}%",
+                ]
+            )
+    header = ["id", "policy", "value", "optimum", "gap", "relative gap", "agreement"]
+    return markdown_table(header, rows)
+
+
+def references_text(env_id: str) -> str:
+    """The game's references as a Markdown list (or a line saying it has none)."""
+    references = GAMES[env_id].references
+    if not references:
+        return "No references registered."
+    return "\n".join(f"- {reference}" for reference in references)
+
+
+def game_page(env_id: str, sections: list[str] | tuple[str, ...] = ()) -> str:
+    """A game's page: what it is, its references, its rules and spaces, its optimum, its named
+    policies scored exactly, then `sections` (Markdown, image links relative to the docs
+    folder, rewritten for the page one folder down)."""
+    entry = GAMES[env_id]
+    policies = heuristic_table([env_id]) if entry.policies else "No named policies registered."
+    parts = [
+        entry.summary or f"`{env_id}`",
+        "## References\n\n" + references_text(env_id),
+        "## Rules and spaces\n\n" + rules_text(env_id),
+        "## The optimum at the default arguments\n\n" + optimum_table([env_id]),
+        "## Heuristics, evaluated exactly\n\n" + policies,
+        *sections,
+    ]
+    return "\n\n".join(parts).replace("](images/", "](../images/")
+
+
+def write_game_page(env_id: str, docs: Path, sections: list[str] | tuple[str, ...] = ()) -> Path:
+    """Write the game's section of its page, `docs`/games/<game>.md (`docs`: the folder the
+    caller names)."""
+    return write_page_section(env_id, "game", game_page(env_id, sections), docs)

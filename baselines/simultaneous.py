@@ -31,9 +31,9 @@ from scipy.optimize import linprog
 from baselines.solvers import GridIndex, Solution, grid_solution
 from dice_envs import make_model
 from dice_envs.games.base import check_int
+from dice_envs.games.seat_policy import normalised_probabilities
 from dice_envs.games.simultaneous import SimultaneousFold
 from dice_envs.games.simultaneous_hog import SimultaneousHog
-from dice_envs.games.two_player import normalised_probabilities
 
 # A position is solved when its strategy pair is a saddle point of M(v) to this (the row
 # player's best reply to y minus the column player's best reply to x, in win probability).
@@ -236,6 +236,23 @@ class Equilibrium:
     def probabilities(self) -> np.ndarray:
         """The strategy as an opponent table over the observation grid."""
         return self.strategies
+
+    def action(self, obs) -> int:
+        """The most probable number of dice at (own, other), as an action (dice - 1); where the
+        equilibrium mixes, `strategy(obs)` gives the whole mixture."""
+        return int(self.strategy(obs).argmax())
+
+    def action_values(self, obs) -> np.ndarray:
+        """The win probability of throwing each number of dice (action a: a + 1 dice) at
+        (own, other) against the opponent's equilibrium mixture, both playing the equilibrium
+        after. The actions the equilibrium mixes are all worth the position's value."""
+        own, other = self._position(obs)
+        sweep = _Sweep(SimultaneousHog(self.goal, self.max_dice, self.sides))
+        sweep.values[: self.goal, : self.goal] = self.values[: self.goal, : self.goal]
+        sweep.values[own, other] = 0.0  # the position itself: the double bust, added below
+        moves = sweep.moves(np.array([own]), np.array([other]))[0]
+        payoff = moves + self.values[own, other] * np.outer(sweep.bust, sweep.bust)
+        return payoff @ self.strategies[other, own]
 
     def _position(self, obs) -> tuple[int, int]:
         scores = np.asarray(obs, dtype=object).reshape(-1)

@@ -139,6 +139,22 @@ class Solution:
     def state_value(self, obs) -> float:
         return float(self.state_values[self.index_of(obs)])
 
+    def value_at(self, obs) -> float:
+        """The optimal expected return from the state with observation `obs`."""
+        return self.state_value(obs)
+
+    def action_values(self, obs) -> np.ndarray:
+        """Q(s, a) of every action at observation `obs`, NaN for the actions the rules forbid
+        there (`q_values` gives what the model makes of those)."""
+        i = self.index_of(obs)
+        return np.where(self.legal[i], self.q[i], np.nan)
+
+    @property
+    def tables(self) -> TabularMDP | None:
+        """The tables the solution is indexed by (None for a specialised solve that built
+        none)."""
+        return self.mdp
+
     def optimal_actions(self, obs) -> list[int]:
         """Every legal action within TIE_TOLERANCE of the best."""
         i = self.index_of(obs)

@@ -11,8 +11,8 @@ import numpy as np
 
 from baselines.solvers import GridIndex, Solution, grid_solution
 from dice_envs.games.d20_rounds import REROLL, TAKE, D20Rounds
+from dice_envs.games.fold import Fold
 from dice_envs.games.pig import ROLL
-from dice_envs.games.two_player import Fold
 
 
 def solve_d20_rounds(model: D20Rounds) -> Solution:

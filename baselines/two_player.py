@@ -10,7 +10,7 @@ opponent: `dice_envs` resolves opponent names it does not know through the
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -56,6 +56,7 @@ class TwoPlayerSolution:
     seconds: float = 0.0
     residual: float = 0.0
     iterations: int = 0
+    model: TwoPlayerModel | None = field(default=None, repr=False)
 
     def value_at(self, obs: Observation) -> float:
         """The mover's win probability at observation `obs` (the mover's own view)."""
@@ -67,6 +68,25 @@ class TwoPlayerSolution:
     def probabilities(self) -> np.ndarray:
         """The policy as action probabilities over the grid (an opponent table)."""
         return np.eye(self.num_actions, dtype=np.float32)[self.policy]
+
+    def action_values(self, obs: Observation) -> np.ndarray:
+        """The mover's win probability after each action at `obs` (the mover's view), both
+        players optimal after it; NaN for the actions the rules forbid there."""
+        if self.model is None:
+            raise ValueError("action values need the model: solve with two_player_optimum")
+        model = self.model
+        state = model.state_of(tuple(int(v) for v in np.atleast_1d(obs)), AGENT)
+        values = np.full(self.num_actions, np.nan)
+        for action in model.legal_actions(state):
+            worth = 0.0
+            for prob, after, reward, terminal in model.transitions(state, action):
+                if not terminal:
+                    mover = model.to_move(after)
+                    seen = self.mover_values[tuple(np.atleast_1d(model.observation(after, mover)))]
+                    reward += seen if mover == AGENT else 1.0 - seen
+                worth += prob * reward
+            values[action] = worth
+        return values
 
 
 def optimal_policy(model: TwoPlayerModel) -> np.ndarray:
@@ -94,6 +114,7 @@ def two_player_optimum(model: TwoPlayerModel, method: str = "auto") -> TwoPlayer
     else:
         solution = minimax_value_iteration(model)
     solution.seconds = time.perf_counter() - start
+    solution.model = model
     return solution
 
 

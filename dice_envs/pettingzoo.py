@@ -1,4 +1,5 @@
-"""PettingZoo views of the two-player games: one AEC env class for every two-player model.
+"""PettingZoo views of the two-player games: one AEC env class for every two-player model,
+one parallel env class for every simultaneous-move model.
 
     from dice_envs.pettingzoo import env
     game = env("pig", goal=30)
@@ -8,17 +9,24 @@
         action = None if termination or truncation else my_policy(observation)
         game.step(action)
 
-The env samples the same two-player model that `dice_envs/Pig-v0` folds against a fixed
-opponent; no rule is written again. `names()` lists the games; each takes its model's keyword
-arguments (`goal`, `sides`, `die_probs`, `max_dice`, ...). PettingZoo is an optional
-dependency: `pip install dice-envs[pettingzoo]`.
+As in PettingZoo's classic games, `raw_env(name, ...)` is the bare AEC env and `env(name, ...)`
+is it wrapped in PettingZoo's `AssertOutOfBoundsWrapper` and `OrderEnforcingWrapper` (clear
+errors for an action outside the space and for `step`, `observe` or `render` before `reset`).
+`parallel_env(name, ...)` is the parallel env of a simultaneous-move game.
+
+The envs sample the same two-player model that `dice_envs/Pig-v0` folds against a fixed
+opponent; no rule is written again. `names()` and `parallel_names()` list the games; each takes
+its model's keyword arguments (`goal`, `sides`, `die_probs`, `max_dice`, ...), checked as
+`gym.make` checks them. PettingZoo is an optional dependency: `pip install
+dice-envs[pettingzoo]`.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import inspect
 import re
-import warnings
 from typing import Any
 
 import numpy as np
@@ -27,12 +35,13 @@ from gymnasium.utils import seeding
 
 from dice_envs.envs.base import action_index
 from dice_envs.envs.rendering import render_scene
-from dice_envs.games.base import cumulative, draw, sample_transition
+from dice_envs.games.base import build_model, cumulative, draw, sample_transition
 from dice_envs.registration import GAMES
 
 try:
     import pettingzoo as pettingzoo_package
     from pettingzoo import AECEnv, ParallelEnv
+    from pettingzoo.utils.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper
 except ImportError as error:  # pragma: no cover - the message is the point
     raise ImportError(
         "dice_envs.pettingzoo needs PettingZoo: pip install 'dice-envs[pettingzoo]'"
@@ -87,16 +96,30 @@ class _Seats:
     generator, and the checks of `reset`'s options and of the render mode."""
 
     metadata: dict[str, Any]
+    kind: str  # "AEC" or "parallel"
+    _own_arguments: tuple[str, ...]  # the env's arguments beside the model's
 
-    def _set_up(self, name: str, model, render_mode: str | None) -> None:
+    def _set_up(
+        self, name: str, model_class: type, kwargs: dict[str, Any], render_mode: str | None
+    ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, "
                 f"got {render_mode!r}"
             )
+        own = ", ".join(repr(key) for key in self._own_arguments)
+        try:  # the check gym.make runs: unknown names are a ValueError listing the allowed ones
+            model = build_model(model_class, kwargs)
+        except ValueError as error:
+            if not str(error).startswith("unknown argument"):
+                raise
+            raise ValueError(f"{error}; the {self.kind} env also takes {own}") from None
         self.model, self.name, self.render_mode = model, name, render_mode
         self.metadata = {**self.metadata, "name": f"dice_envs_{name}_v0"}
-        self.__doc__ = type(model).__doc__
+        summary = (type(model).__doc__ or name).strip().splitlines()[0]
+        # This env's own description, not the model's (whose rewards are the fold's 1 / 0).
+        described = inspect.cleandoc(type(self).__doc__ or "")
+        self.__doc__ = f"{name} as a PettingZoo {self.kind} env. {summary}\n\n{described}"
         self.possible_agents = list(AGENTS)
         self.agents: list[str] = []
         self._num_actions = model.num_actions
@@ -131,13 +154,16 @@ class _Seats:
         return self._np_random
 
     def _reset_options(self, seed: int | None, options: dict[str, Any] | None):
-        """Seed the generator; the model state `options` asks to start from, or None."""
+        """Seed the generator; the model state `options` asks to start from, or None.
+
+        Other keys are ignored, as PettingZoo expects (its api_test resets with a made-up
+        key), except a near miss of "state" (a typo), which is refused."""
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"reset options must be a dict (key 'state'), got {options!r}")
-        unknown = sorted(set(options or {}) - {"state"})
-        if unknown:
-            # PettingZoo's api_test passes made-up options and expects them to be ignored.
-            warnings.warn(f"reset ignores the options {unknown}; it knows 'state'", stacklevel=3)
+        for key in options or {}:
+            typo = key != "state" and difflib.get_close_matches(str(key).lower(), ["state"])
+            if typo:
+                raise ValueError(f"reset options: unknown key {key!r}; did you mean 'state'?")
         if seed is not None:
             self._np_random, _ = seeding.np_random(seed)
         if options and options.get("state") is not None:
@@ -157,39 +183,46 @@ class _Seats:
 
 
 class DiceAECEnv(_Seats, AECEnv):
-    """A two-player dice game as a PettingZoo AEC env.
+    """A two-player dice game as a PettingZoo AEC env (`raw_env(name)`; `env(name)` wraps it).
 
     ## Description
-    The game of the two-player model (its rules: the model's docstring, `help(env.model)`).
-    `player_0` sits in seat 0 and `player_1` in seat 1; the player to move acts, chance is
-    drawn from the env's seeded generator, and the turn passes as the rules say (a Pig turn is
-    many steps of one agent).
+    Two agents, `player_0` (seat 0) and `player_1` (seat 1), take turns as the game's rules say
+    (its rules: the model's docstring, `help(env.unwrapped.model)`); a Pig turn is many steps of
+    one agent, a Hog turn one step. Only the agent to move acts; chance is drawn from the env's
+    seeded generator. `position` holds the model state (a tuple), `state()` the same as an
+    array.
 
     ## Action Space
-    The model's: `Discrete(num_actions)` for both agents (Pig: 0 hold, 1 roll; Hog: 0 = one
-    die ... max_dice - 1 = max_dice dice). An in-space action the rules forbid plays as the
-    model says (Pig's hold at turn total 0 rolls), as in the single-agent env.
+    `Discrete(num_actions)` for both agents, the model's actions (Pig: 0 hold, 1 roll; Hog:
+    action a throws a + 1 dice). An in-space action the rules forbid plays as the model says
+    (Pig's hold at turn total 0 rolls), as in the single-agent env. An action outside the space
+    fails `env`'s `AssertOutOfBoundsWrapper`, or raises a ValueError in `raw_env`. An agent
+    whose game has ended steps `None`.
 
     ## Observation Space
-    `Dict(observation=..., action_mask=Box(0, 1, (num_actions,), int8))`. `observation` is
-    what the single-agent env of the game shows, from the observing agent's side, in the same
-    space and encoding (Pig: own score, opponent score, turn total of the player to move).
-    `action_mask` marks the legal actions of the agent to move and is all zeros for the other.
+    `Dict(observation=..., action_mask=Box(0, 1, (num_actions,), int8))` for both agents.
+    `observation` is what the single-agent env of the game shows, from the observing agent's
+    side, in the same space and encoding (Pig: own score, opponent score, turn total of the
+    player to move). `action_mask` marks the legal actions of the agent to move and is all
+    zeros for the other agent and once the game is over.
 
     ## Rewards
-    Zero-sum, at the end only: +1 to the winner, -1 to the loser. An agent's expected return is
-    2 p - 1, where p is its win probability, the expected return of the single-agent env
-    (`dice_envs/Pig-v0` pays 1 for a win, 0 for a loss).
+    Zero-sum, at the end only: +1 to the winner, -1 to the loser, 0 on every other step. An
+    agent's expected return is 2 p - 1, where p is its win probability. (The single-agent envs,
+    such as `dice_envs/Pig-v0`, pay 1 for a win and 0 for a loss, so their expected return is p
+    itself.)
 
     ## Starting State
     The model's start (scores 0). `first_player` says who moves first: "player_0" (default),
     "player_1", or None for a fair coin per game, as `agent_starts=None` in the single-agent
     env. `reset(options={"state": state})` starts from a model state instead (a tuple of the
-    model's, e.g. Pig's (player to move, score 0, score 1, turn total)).
+    model's, e.g. Pig's (player to move, score 0, score 1, turn total)); other option keys are
+    ignored, as PettingZoo expects, save a misspelt "state", which is refused.
 
     ## Episode End
-    Termination for both agents when a player reaches the goal. No truncation: the games end
-    with probability 1 (wrap with PettingZoo's wrappers for a step limit).
+    Termination for both agents when a player reaches the goal; each then steps `None` once
+    and leaves `agents`. No truncation: the games end with probability 1 (wrap with
+    PettingZoo's wrappers for a step limit).
 
     ## Info
     `info["<event>"]` for the model's events (Pig: `info["rolls"]`, the dice the agent threw on
@@ -197,7 +230,8 @@ class DiceAECEnv(_Seats, AECEnv):
 
     ## Arguments
     - `name`: one of `names()` ("pig", "two_dice_pig", "hog").
-    - the model's keyword arguments (`goal`, `sides`, `die_probs`, `max_dice`, ...).
+    - the model's keyword arguments (`goal`, `sides`, `die_probs`, `max_dice`, ...), checked
+      as `gym.make` checks them: an unknown name is a ValueError listing the allowed ones.
     - `first_player="player_0"`.
     - `render_mode=None`: "ansi" (a line of text from player_0's side) or "rgb_array" (the dice
       thrown in the last turns and the scores, from player_0's side).
@@ -212,6 +246,8 @@ class DiceAECEnv(_Seats, AECEnv):
         "render_fps": 4,
         "is_parallelizable": False,
     }
+    kind = "AEC"
+    _own_arguments = ("first_player", "render_mode")
 
     def __init__(
         self,
@@ -229,12 +265,12 @@ class DiceAECEnv(_Seats, AECEnv):
                 f"first_player must be 'player_0', 'player_1' or None (a coin flip); "
                 f"got {first_player!r}"
             )
-        self._set_up(name, models[name](**kwargs), render_mode)
+        self._set_up(name, models[name], kwargs, render_mode)
         model, self.first_player = self.model, first_player
         self._sampler = getattr(model, "sample_step", None)
         if first_player != "player_0" and not hasattr(model, "swap_seats"):
             raise ValueError(f"first_player={first_player!r} needs a symmetric game")
-        self.state: Any = None
+        self.position: Any = None
         self.thrown: list[list[Any]] = [[], []]  # each seat's dice in its last turn
         self._last_mover: int | None = None
 
@@ -252,7 +288,7 @@ class DiceAECEnv(_Seats, AECEnv):
                 first = AGENTS[int(uniform() < 0.5)]
             if first == "player_1":
                 state = self.model.swap_seats(state)
-        self.state = state
+        self.position = state
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
@@ -268,10 +304,10 @@ class DiceAECEnv(_Seats, AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = AGENTS.index(agent)
-        obs = self.model.observation(self.state, seat)
+        obs = self.model.observation(self.position, seat)
         mask = np.zeros(self._num_actions, dtype=np.int8)
         if agent == self.agent_selection and not self.terminations[agent]:
-            mask[list(self.model.legal_actions(self.state))] = 1
+            mask[list(self.model.legal_actions(self.position))] = 1
         return {
             "observation": np.int64(obs) if self._scalar else np.array(obs, dtype=np.int64),
             "action_mask": mask,
@@ -280,6 +316,13 @@ class DiceAECEnv(_Seats, AECEnv):
     def action_masks(self) -> np.ndarray:
         """The legal actions of the agent to move, as booleans (for masked learners)."""
         return self.observe(self.agent_selection)["action_mask"].astype(bool)
+
+    def state(self) -> np.ndarray:
+        """The global state (PettingZoo's `state()`): the model state `position` as an array
+        (Pig: player to move, player_0's score, player_1's, turn total)."""
+        if self.position is None:
+            raise RuntimeError("state() called before reset()")
+        return np.array(self.position, dtype=np.int64)
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
@@ -291,10 +334,10 @@ class DiceAECEnv(_Seats, AECEnv):
         self._cumulative_rewards[agent] = 0.0
         uniform = self.np_random.random
         if self._sampler is not None:
-            state, reward, terminal, info = self._sampler(self.state, index, uniform)
+            state, reward, terminal, info = self._sampler(self.position, index, uniform)
         else:
             _p, state, reward, terminal = sample_transition(
-                self.model.transitions(self.state, index), uniform
+                self.model.transitions(self.position, index), uniform
             )
             info = {}
         if self._last_mover != seat:  # a new turn: the picture shows this turn's dice
@@ -303,7 +346,7 @@ class DiceAECEnv(_Seats, AECEnv):
         events = {key: list(info.get(key, [])) for key in self._events}
         for key in self._events:
             self.thrown[seat].extend(events[key])
-        self.state = state
+        self.position = state
         self._return += reward
         self.infos = {a: (events if a == agent else self._no_events()) for a in AGENTS}
         if terminal:
@@ -320,18 +363,18 @@ class DiceAECEnv(_Seats, AECEnv):
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             return None
-        if self.state is None:
+        if self.position is None:
             raise RuntimeError("render() called before reset()")
         if self.render_mode == "ansi":
-            text = self.model.render_text(self.state, 0)
+            text = self.model.render_text(self.position, 0)
             over = " (game over)" if self.terminations["player_0"] else ""
-            mover = AGENTS[self.model.to_move(self.state)]
+            mover = AGENTS[self.model.to_move(self.position)]
             return f"player_0's view: {text} | {mover} to move{over}"
         info = {}
         for key in self._events:
             info[key] = self.thrown[0]
             info["opponent_" + key] = self.thrown[1]
-        return self._frame(self.state, info)
+        return self._frame(self.position, info)
 
     def close(self) -> None:
         pass
@@ -362,7 +405,10 @@ class DiceParallelEnv(_Seats, ParallelEnv):
 
     ## Starting State
     The model's start (scores 0), or `reset(options={"state": state})` (a model state, e.g.
-    (score of player_0, score of player_1)).
+    (score of player_0, score of player_1)); other option keys are ignored, as PettingZoo
+    expects, save a misspelt "state", which is refused. `step`, `state` and `render` before
+    the first `reset` raise a RuntimeError saying so (a parallel env has no
+    `OrderEnforcingWrapper`).
 
     ## Episode End
     Termination for both agents when a move takes a player to the goal; `agents` is then
@@ -373,7 +419,8 @@ class DiceParallelEnv(_Seats, ParallelEnv):
 
     ## Arguments
     - `name`: one of `parallel_names()` ("simultaneous_hog").
-    - the model's keyword arguments (`goal`, `max_dice`, `sides`).
+    - the model's keyword arguments (`goal`, `max_dice`, `sides`), checked as `gym.make`
+      checks them: an unknown name is a ValueError listing the allowed ones.
     - `render_mode=None`: "ansi" or "rgb_array" (from player_0's side).
 
     ## Version History
@@ -386,12 +433,14 @@ class DiceParallelEnv(_Seats, ParallelEnv):
         "render_fps": 4,
         "is_parallelizable": True,
     }
+    kind = "parallel"
+    _own_arguments = ("render_mode",)
 
     def __init__(self, name: str, render_mode: str | None = None, **kwargs: Any) -> None:
         games = _simultaneous_games()
         if name not in games:
             raise ValueError(f"name must be one of {', '.join(games)}; got {name!r}")
-        self._set_up(name, games[name][0](**kwargs), render_mode)
+        self._set_up(name, games[name][0], kwargs, render_mode)
         self.observation_spaces, self.action_spaces = self._observation_spaces, self._action_spaces
         self.state_space = self._observation_spaces["player_0"]["observation"]
         self.position: Any = None  # the model state
@@ -485,13 +534,20 @@ def parallel_env(name: str, **kwargs: Any) -> DiceParallelEnv:
     return DiceParallelEnv(name, **kwargs)
 
 
-def env(name: str, **kwargs: Any) -> DiceAECEnv:
-    """The AEC env of the two-player game `name` (see `names()`) with the model's keyword
-    arguments, `first_player` and `render_mode`."""
+def raw_env(name: str, **kwargs: Any) -> DiceAECEnv:
+    """The bare AEC env of the two-player game `name` (see `names()`), with the model's keyword
+    arguments, `first_player` and `render_mode`; `help(DiceAECEnv)` describes it. No wrapper:
+    `env(name, ...)` is the one to play with, this one is for wrapping yourself."""
     return DiceAECEnv(name, **kwargs)
 
 
-raw_env = env
+def env(name: str, **kwargs: Any) -> AECEnv:
+    """The AEC env of the two-player game `name` (see `names()`), wrapped as PettingZoo's classic
+    games are: `AssertOutOfBoundsWrapper` (an action outside the action space fails its
+    assertion) and `OrderEnforcingWrapper` (`step`, `observe`, `render` or `agent_iter` before
+    `reset` raise PettingZoo's "reset() needs to be called before ..." errors). Arguments as in
+    `raw_env`; `.unwrapped` is the `DiceAECEnv`."""
+    return OrderEnforcingWrapper(AssertOutOfBoundsWrapper(raw_env(name, **kwargs)))
 
 
 def register_all() -> None:

@@ -1,9 +1,11 @@
-"""Every environment id, registered in this one place, with the model behind it.
+"""Every environment id, registered in this one place, with everything known about its game.
 
-A game is one entry: its id, the model (a class or factory taking the env's keyword
-arguments, as an import path), and a few small argument sets that exercise it (the
-conformance tests run every id with each). The optimal expected return at the default
-arguments stands beside each id; `make demo` recomputes them.
+A game is one `register_game` entry: its id, the model (a class or factory taking the env's
+keyword arguments, as an import path), small argument sets that exercise it (the conformance
+tests run every id with each), a one-line summary, its references, the named policies its
+pages score, and, for a game too large for tables, which arguments are. Every consumer reads
+the live registry (`GAMES`, `env_ids()`, `game(env_id)`): the gym ids, the vector env,
+PettingZoo, `baselines`, the training config checks, the demo, the pages and the report.
 """
 
 from __future__ import annotations
@@ -15,19 +17,75 @@ from typing import Any
 
 import gymnasium as gym
 
-from dice_envs.games.base import GameModel, build_model
+from dice_envs.games.base import GameModel, build_model, load
 
 ENV_ENTRY_POINT = "dice_envs.envs.base:DiceEnv"
 VECTOR_ENTRY_POINT = "dice_envs.envs.vector:DiceVectorEnv"
+PLAYERS = ("one", "two", "simultaneous")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A published source: who, what, where, when."""
+
+    authors: str
+    title: str
+    venue: str
+    year: int | None = None
+
+    def __str__(self) -> str:
+        when = "n.d." if self.year is None else self.year
+        return f"{self.authors} ({when}). {self.title}. {self.venue}."
 
 
 @dataclass(frozen=True)
 class Game:
-    """One registered game: its model (import path or callable) and small example arguments."""
+    """One registered game.
+
+    Attributes:
+        env_id: the Gymnasium id ("dice_envs/Pig-v0").
+        model: the model class or factory taking the env's keyword arguments (or its import
+            path, "module:attribute").
+        examples: small argument sets that the conformance tests run.
+        summary: one line saying what the game is.
+        references: where its rules and published numbers come from.
+        policies: the named policies its pages and reports score (the model's `named_policy`
+            builds them; its `policy_names` says which names it takes).
+        tables_refused: for a game too large for tables: `f(kwargs)` gives why its tables can
+            not be built at those arguments (None where they can).
+    """
 
     env_id: str
     model: str | Callable[..., GameModel]
     examples: tuple[dict[str, Any], ...] = field(default=({},))
+    summary: str = ""
+    references: tuple[Reference, ...] = ()
+    policies: tuple[str, ...] = ()
+    tables_refused: Callable[[dict[str, Any]], str | None] | None = None
+
+    @property
+    def slug(self) -> str:
+        """dice_envs/SumAvoid-v0 -> sum_avoid: the name of its configs/ folder and page."""
+        return game_slug(self.env_id)
+
+    @property
+    def factory(self) -> Callable[..., GameModel]:
+        return load(self.model)
+
+    @property
+    def players(self) -> str:
+        """ "one" (a single-agent game), "two" (the fold of a two-player model with alternating
+        moves: a PettingZoo AEC env) or "simultaneous" (a PettingZoo parallel env)."""
+        model_class = getattr(self.factory, "model_class", None)
+        if model_class is None:
+            return "one"
+        return "simultaneous" if getattr(model_class, "simultaneous", False) else "two"
+
+    def check_tables(self, kwargs: dict[str, Any]) -> None:
+        """Raise ValueError where this game's tables can not be built at `kwargs`."""
+        reason = None if self.tables_refused is None else self.tables_refused(kwargs)
+        if reason is not None:
+            raise ValueError(f"{self.env_id}: no tables at {kwargs}: {reason}")
 
 
 GAMES: dict[str, Game] = {}
@@ -37,33 +95,161 @@ def register_game(
     env_id: str,
     model: str | Callable[..., GameModel],
     examples: tuple[dict[str, Any], ...] | list[dict[str, Any]] = ({},),
-) -> None:
-    """Register `env_id` with Gymnasium: the one env class over `model(**kwargs)`, and the one
-    native vector env over its tables (`gym.make_vec(env_id, num_envs=n, **kwargs)`)."""
-    GAMES[env_id] = Game(env_id, model, tuple(examples))
-    if env_id not in gym.registry:
-        gym.register(
-            id=env_id,
-            entry_point=ENV_ENTRY_POINT,
-            vector_entry_point=VECTOR_ENTRY_POINT,
-            kwargs={"model": model},
-        )
+    *,
+    summary: str = "",
+    references: tuple[Reference, ...] | list[Reference] = (),
+    policies: tuple[str, ...] | list[str] = (),
+    tables_refused: Callable[[dict[str, Any]], str | None] | None = None,
+) -> Game:
+    """Register a game: `gym.make(env_id, **kwargs)` gives the one env class over
+    `model(**kwargs)`, `gym.make_vec(env_id, num_envs=n, **kwargs)` the native vector env over
+    its tables, and every consumer of the registry (PettingZoo for two-player models,
+    `baselines`, training, the pages) finds it. Registering an id again replaces its entry.
+    """
+    if not isinstance(env_id, str) or not re.fullmatch(r"[\w.-]+/[A-Z]\w*-v\d+", env_id):
+        raise ValueError(f"env_id must look like 'namespace/Name-v0', got {env_id!r}")
+    if not isinstance(model, str) and not callable(model):
+        raise ValueError(f"model must be a callable or an import path 'module:attr', got {model!r}")
+    if not isinstance(summary, str):
+        raise ValueError(f"summary must be a string, got {summary!r}")
+    for name in policies:
+        if not isinstance(name, str):
+            raise ValueError(f"policies must be names (strings), got {name!r}")
+    for reference in references:
+        if not isinstance(reference, Reference):
+            raise ValueError(f"references must be Reference objects, got {reference!r}")
+    entry = Game(
+        env_id,
+        model,
+        tuple(dict(example) for example in examples),
+        summary,
+        tuple(references),
+        tuple(policies),
+        tables_refused,
+    )
+    GAMES[env_id] = entry
+    if env_id in gym.registry:
+        del gym.registry[env_id]
+    gym.register(
+        id=env_id,
+        entry_point=ENV_ENTRY_POINT,
+        vector_entry_point=VECTOR_ENTRY_POINT,
+        kwargs={"model": model},
+    )
+    return entry
 
 
-# optimum 13.2172 (N=10, sides=6); seed 000 prints 13.217
+def unregister_game(env_id: str) -> None:
+    """Remove a game from this registry and Gymnasium's (a test's toy game, for example)."""
+    if env_id not in GAMES:
+        raise ValueError(f"env_id must be a registered game, got {env_id!r}")
+    del GAMES[env_id]
+    gym.registry.pop(env_id, None)
+
+
+def env_ids() -> tuple[str, ...]:
+    """Every registered id, those registered after import included."""
+    return tuple(GAMES)
+
+
+def game(env_id: str) -> Game:
+    """The registry entry of `env_id`; a ValueError naming the registered ids otherwise."""
+    if env_id not in GAMES:
+        raise ValueError(f"env_id must be one of {list(GAMES)}, got {env_id!r}")
+    return GAMES[env_id]
+
+
+def make_model(env_id: str, **kwargs: Any) -> GameModel:
+    """The game model behind `env_id`, built from the same keyword arguments as the env."""
+    entry = game(env_id)
+    kwargs.pop("render_mode", None)
+    return build_model(entry.model, kwargs)
+
+
+def game_slug(env_id: str) -> str:
+    """dice_envs/SumAvoid-v0 -> sum_avoid: the name of its configs/ folder and docs page."""
+    name = env_id.split("/")[-1].split("-")[0]
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+# -- the literature the games, their rules and their published numbers come from ------------
+TIJMS_2012 = Reference(
+    "H. Tijms",
+    "Stochastic games and dynamic programming",
+    "Asia Pacific Mathematics Newsletter",
+    2012,
+)
+NELLER_PRESSER_2004 = Reference(
+    "T. W. Neller and C. G. M. Presser",
+    "Optimal play of the dice game Pig",
+    "The UMAP Journal 25(1), 25-47",
+    2004,
+)
+HAIGH_ROTERS_2000 = Reference(
+    "J. Haigh and M. Roters",
+    "Optimal strategy in a dice game",
+    "Journal of Applied Probability 37, 1110-1116",
+    2000,
+)
+CROCCE_MORDECKI = Reference(
+    "F. Crocce and E. Mordecki",
+    "A finite exact algorithm to solve a dice game",
+    "Journal of Applied Probability",
+    2016,
+)
+TIJMS_VAN_DER_WAL_2006 = Reference(
+    "H. C. Tijms and J. van der Wal",
+    "A real-world stochastic two-person game",
+    "Probability in the Engineering and Informational Sciences",
+    2006,
+)
+CHOW_ROBBINS_1965 = Reference(
+    "Y. S. Chow and H. Robbins",
+    "On optimal stopping rules for S_n/n",
+    "Illinois Journal of Mathematics 9, 444-454",
+    1965,
+)
+HAGGSTROM_WASTLUND_2013 = Reference(
+    "O. Häggström and J. Wästlund",
+    "Rigorous computer analysis of the Chow-Robbins game",
+    "The American Mathematical Monthly 120(10), 893-900",
+    2013,
+)
+SUM_AVOID_QA = Reference(
+    "anonymous",
+    "Rolling dice game and value functions",
+    "a question with a worked answer (web page)",
+)
+D20_POST = Reference(
+    "anonymous",
+    "Random dice game: simulations and optimal strategy using dynamic programming",
+    "blog post",
+    2025,
+)
+PIG_PROJECT = Reference(
+    "E. Johnston, A. Mata, J. Tavarez and J. Lai",
+    "Dynamic programming game (STA 372-6, project 5)",
+    "student project report",
+)
+
+
+# -- the games ---------------------------------------------------------------------------------
 register_game(
     "dice_envs/SumAvoid-v0",
     "dice_envs.games.sum_avoid:SumAvoid",
     [{}, {"N": 7, "sides": 4}, {"N": 3, "sides": 8, "max_sum": 30}],
+    summary="roll a d6 and add; stop for the sum, but a multiple of 10 pays 0",
+    references=[SUM_AVOID_QA],
+    policies=["stop-at-20", "stop-at-25", "stop-at-30"],
 )
-# optimum 1773.3399 (rounds=100, sides=20, start_face=1)
 register_game(
     "dice_envs/D20Rounds-v0",
     "dice_envs.games.d20_rounds:D20Rounds",
     [{"rounds": 12}, {"rounds": 5, "sides": 6, "start_face": 3}, {"rounds": 1}],
+    summary="100 rounds: take the d20's face in dollars, or reroll it",
+    references=[D20_POST],
+    policies=["take-anything", "roll-once", "reroll-below-max", "take-above-10"],
 )
-# optimum 0.5549 (goal=100, fair d6, opponent="hold-at-20", coin flip): the win probability
-# of the exact best response; both players optimal, the first player wins 0.5306
 register_game(
     "dice_envs/Pig-v0",
     "dice_envs.games.pig:PigVersus",
@@ -73,8 +259,10 @@ register_game(
         {"goal": 10, "die_probs": (0.3, 0.1, 0.1, 0.1, 0.2, 0.2), "opponent": "optimal"},
         {"goal": 3, "opponent": "random", "agent_starts": False},
     ],
+    summary="two-player Pig to 100 against a fixed opponent (hold-at-20), win = 1",
+    references=[NELLER_PRESSER_2004, TIJMS_2012, PIG_PROJECT],
+    policies=["hold-at-20", "hold-at-25", "keep-pace", "two-player-optimal"],
 )
-# optimum 5.872019 chips (all moves); 5.576326 with allowed_moves=[] (Crocce and Mordecki)
 register_game(
     "dice_envs/TenThousand-v0",
     "dice_envs.games.ten_thousand:TenThousand",
@@ -83,15 +271,20 @@ register_game(
         {"allowed_moves": [], "max_turn_score": 30},
         {"allowed_moves": ["5", "1", "t2"], "max_turn_score": 60},
     ],
+    summary="one turn of solitaire Ten Thousand (Farkle), in chips, masked actions",
+    references=[CROCCE_MORDECKI],
+    policies=["stop-at-6", "stop-at-10", "stop-at-20"],
 )
-
-# optimum -12.545 turns to 100 (objective="turns"); 8.14 for one turn (objective="turn_score")
 register_game(
     "dice_envs/PigSolitaire-v0",
     "dice_envs.games.pig:PigSolitaire",
     [{"goal": 20}, {"goal": 12, "objective": "turn_score"}, {"goal": 10, "sides": 4}],
+    summary="Pig alone: reach 100 in the fewest turns (reward -1 per turn)",
+    references=[TIJMS_2012, HAIGH_ROTERS_2000, CROCCE_MORDECKI],
+    # Reaching the goal ends a turn, so hold-at-K alone holds at min(K, points still needed),
+    # as Tijms stipulates.
+    policies=["hold-at-20", "hold-at-25"],
 )
-# optimum 0.6095 (goal=100, two fair d6, opponent="hold-at-20", coin flip): the best response
 register_game(
     "dice_envs/TwoDicePig-v0",
     "dice_envs.games.two_dice_pig:TwoDicePigVersus",
@@ -101,14 +294,19 @@ register_game(
         {"goal": 9, "sides": 4, "opponent": "optimal"},
         {"goal": 3, "opponent": "random", "agent_starts": False},
     ],
+    summary="Pig with two dice (a double 1 loses the whole score) to 100 against hold-at-20, "
+    "win = 1",
+    references=[TIJMS_2012, NELLER_PRESSER_2004],
+    policies=["hold-at-20", "tijms", "two-player-optimal"],
 )
-# optimum -16.923 turns to 100 (seed 002)
 register_game(
     "dice_envs/TwoDicePigSolitaire-v0",
     "dice_envs.games.two_dice_pig:TwoDicePigSolitaire",
     [{"goal": 20}, {"goal": 9, "sides": 4}, {"goal": 1}],
+    summary="two-dice Pig alone: reach 100 in the fewest turns",
+    references=[TIJMS_2012],
+    policies=["tijms", "hold-at-20"],
 )
-# optimum 0.5 (goal=100, max_dice=10, opponent="five-dice", coin flip): the best response
 register_game(
     "dice_envs/Hog-v0",
     "dice_envs.games.hog:HogVersus",
@@ -118,15 +316,18 @@ register_game(
         {"goal": 12, "max_dice": 3, "sides": 4, "opponent": "optimal"},
         {"goal": 5, "opponent": "random", "agent_starts": False},
     ],
+    summary="Hog to 100: one throw of 1-10 dice a turn, against the five-dice rule, win = 1",
+    references=[TIJMS_2012, NELLER_PRESSER_2004],
+    policies=["five-dice", "dice-5", "two-player-optimal"],
 )
-# optimum -13.039 turns to 100 (seed 002)
 register_game(
     "dice_envs/HogSolitaire-v0",
     "dice_envs.games.hog:HogSolitaire",
     [{"goal": 20}, {"goal": 12, "max_dice": 3, "sides": 4}, {"goal": 1}],
+    summary="Hog alone: reach 100 in the fewest throws",
+    references=[TIJMS_2012],
+    policies=["five-dice", "dice-5"],
 )
-# optimum 0.549986 (goal=100, max_dice=10, opponent="five-dice"): the best response; the
-# equilibrium (baselines.equilibrium) is worth 1/2 to both. The television game.
 register_game(
     "dice_envs/SimultaneousHog-v0",
     "dice_envs.games.simultaneous_hog:SimultaneousHogVersus",
@@ -135,44 +336,39 @@ register_game(
         {"goal": 8, "max_dice": 2, "sides": 4, "opponent": "random"},
         {"goal": 5, "max_dice": 3, "opponent": "dice-2"},
     ],
+    summary="Hog to 100 with both throwing at once (the television game), against the "
+    "five-dice rule, win = 1; its equilibrium mixes",
+    references=[TIJMS_VAN_DER_WAL_2006, TIJMS_2012],
+    policies=["five-dice", "dice-5", "optimal"],
 )
-# Tijms's stopping games (seed 002). optimum 5.129 (rolls=5, sides=6)
 register_game(
     "dice_envs/DieStopping-v0",
     "dice_envs.games.stopping:DieStopping",
     [{}, {"rolls": 1}, {"rolls": 8, "sides": 4}],
+    summary="roll a d6 at most five times; stop for the face showing",
+    references=[TIJMS_2012],
+    policies=["stop-at-1", "stop-at-4", "stop-at-5"],
 )
-# optimum 2.6245 (red=26, black=26)
 register_game(
     "dice_envs/RedBlackCards-v0",
     "dice_envs.games.stopping:RedBlackCards",
     [{"red": 6, "black": 6}, {"red": 5, "black": 0}, {"red": 3, "black": 9}],
+    summary="draw from 26 red and 26 black cards; stop for red minus black",
+    references=[TIJMS_2012],
+    policies=["stop-at-plus-1", "stop-at-plus-2", "stop-at-plus-3"],
 )
-# optimum 0.7839 at horizon=100; any horizon steps, the tables need about horizon^2 / 2 states
 register_game(
     "dice_envs/ChowRobbins-v0",
     "dice_envs.games.stopping:ChowRobbins",
     [{"horizon": 30}, {"horizon": 1}, {"horizon": 7}],
+    summary="toss a coin at most 100 times; stop for the share of heads",
+    references=[CHOW_ROBBINS_1965, HAGGSTROM_WASTLUND_2013, TIJMS_2012],
+    policies=["heads-exceed-tails", "stop-at-plus-2", "stop-at-plus-3"],
 )
 
 
-def env_ids() -> tuple[str, ...]:
-    """Every registered id, those registered after import included."""
-    return tuple(GAMES)
-
-
-ENV_IDS = env_ids()
-
-
-def make_model(env_id: str, **kwargs: Any) -> GameModel:
-    """The game model behind `env_id`, built from the same keyword arguments as the env."""
-    if env_id not in GAMES:
-        raise ValueError(f"env_id must be one of {list(GAMES)}, got {env_id!r}")
-    kwargs.pop("render_mode", None)
-    return build_model(GAMES[env_id].model, kwargs)
-
-
-def game_slug(env_id: str) -> str:
-    """dice_envs/SumAvoid-v0 -> sum_avoid: the name of its configs/ folder and docs page."""
-    name = env_id.split("/")[-1].split("-")[0]
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+def __getattr__(name: str) -> Any:
+    # ENV_IDS was a snapshot taken at import; it now reads the live registry.
+    if name == "ENV_IDS":
+        return env_ids()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -59,3 +59,9 @@ def test_parse_kwargs():
         "opponent": "hold-at-20",
         "p": 0.5,
     }
+
+
+def test_options_go_anywhere_in_the_alias():
+    result = run("evaluate", "dice_envs/D20Rounds-v0", "--policy", "take-anything", "rounds=2")
+    assert result.returncode == 0, result.stderr
+    assert "value" in result.stdout

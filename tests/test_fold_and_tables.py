@@ -16,15 +16,16 @@ import baselines
 import dice_envs
 from dice_envs import make_model
 from dice_envs.games.base import Transition, reachable_states
+from dice_envs.games.fold import Fold
 from dice_envs.games.pig import Pig
-from dice_envs.games.two_player import Fold
 from dice_envs.registration import GAMES
 from dice_envs.tables import build_tables
 
 LOADED = (0.25, 0.05, 0.1, 0.2, 0.2, 0.2)
 
 
-def twelve_or_roll(own, other, turn):
+def twelve_or_roll(obs):
+    own, other, turn = obs
     return int(turn < 12 or other > own)
 
 
@@ -59,7 +60,9 @@ FOLD_CASES = [
 def test_fold_equals_the_pig_model_it_replaced(goal, die, opponent, agent_starts):
     """Every state, both actions, and the start: the fold of two-player Pig with the opponent
     gives the transitions of the earlier hand-folded Pig model (tests/legacy_pig.py)."""
-    legacy = LegacyPig(goal=goal, die_probs=die, opponent=opponent, agent_starts=agent_starts)
+    # The legacy model's callable opponents take the components, f(own, other, turn).
+    unpacked = (lambda *obs: opponent(obs)) if callable(opponent) else opponent
+    legacy = LegacyPig(goal=goal, die_probs=die, opponent=unpacked, agent_starts=agent_starts)
     fold = Fold(Pig(goal=goal, die_probs=die), opponent, agent_starts)
     assert_same(
         Counter({state: p for p, state in legacy.initial_states()}),
@@ -329,7 +332,7 @@ def test_review_cases_are_refused_clearly_or_handled():
     with pytest.raises(ValueError, match="state"):
         env.reset(options={"state": "abc"})
     threshold = [2]
-    opponent = lambda own, other, turn: int(turn < threshold[0])  # noqa: E731
+    opponent = lambda obs: int(obs[2] < threshold[0])  # noqa: E731
     policy = lambda obs: int(obs[2] < 6)  # noqa: E731
     before = baselines.evaluate(policy, "dice_envs/Pig-v0", goal=15, opponent=opponent).value
     threshold[0] = 10

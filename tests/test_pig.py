@@ -175,10 +175,10 @@ def test_opponent_that_wins_before_the_agent_moves():
 
 def test_callable_opponent_matches_the_named_one():
     named = baselines.solve(ID, goal=25, opponent="hold-at-8")
-    callable_ = baselines.solve(ID, goal=25, opponent=lambda own, other, turn: int(turn < 8))
+    callable_ = baselines.solve(ID, goal=25, opponent=lambda obs: int(obs[2] < 8))
     assert callable_.value == pytest.approx(named.value, abs=1e-12)
     with pytest.raises(ValueError, match="opponent"):
-        baselines.solve(ID, goal=5, opponent=lambda own, other, turn: "roll")
+        baselines.solve(ID, goal=5, opponent=lambda obs: "roll")
 
 
 def test_env_reports_the_dice():
@@ -194,13 +194,27 @@ def test_env_reports_the_dice():
     assert saw_opponent and "you" in env.render()
 
 
-def test_plain_value_iteration_peer_agrees():
-    # The benchmark's peer (whole-array value iteration, seed 002's successive substitution)
-    # is a third method for the two-player optimum.
-    from baselines.bench import plain_value_iteration
+@pytest.mark.parametrize("goal, die", [(30, uniform_die(6)), (20, (1 / 3, 2 / 3))])
+def test_plain_value_iteration_agrees_with_the_layered_optimum(goal, die):
+    # Whole-array value iteration (Neller and Presser's successive substitution) is a method
+    # independent of the layered solver: the two must give the same optimum.
+    from baselines.pig import pig_value_iteration
 
-    value, _seconds, _sweeps = plain_value_iteration(30, tol=1e-12)
-    assert value == pytest.approx(two_player_optimum(30, uniform_die(6)).value, abs=1e-9)
+    value, sweeps = pig_value_iteration(goal, die, tol=1e-12)
+    assert value == pytest.approx(two_player_optimum(goal, die).value, abs=1e-10)
+    assert sweeps > 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [({"goal": 1}, "goal must be"), ({"goal": True}, "goal must be"), ({"goal": 5, "tol": 0},
+     "tol must be"), ({"goal": 5, "face_probs": (0.5, 0.6)}, "face_probs must be")],
+)  # fmt: skip
+def test_plain_value_iteration_refuses_bad_arguments(kwargs, match):
+    from baselines.pig import pig_value_iteration
+
+    with pytest.raises(ValueError, match=match):
+        pig_value_iteration(**kwargs)
 
 
 LOADED_CASES = (

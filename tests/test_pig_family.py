@@ -152,5 +152,11 @@ def test_named_policies_and_bad_names():
     assert holds[90, 0, 9:11].tolist() == [False, True]
     with pytest.raises(ValueError, match="opponent must be one of"):
         make_model("dice_envs/TwoDicePig-v0", opponent="keep-pace")
-    with pytest.raises(ValueError, match="stochastic"):
-        baselines.evaluate("random", "dice_envs/Hog-v0", goal=10)
+    # A named policy that mixes is scored as the probabilities it plays.
+    uniform = np.full((11, 11, 10), 0.1)
+    by_name = baselines.evaluate("random", "dice_envs/Hog-v0", goal=10)
+    by_table = baselines.evaluate(uniform, "dice_envs/Hog-v0", goal=10)
+    assert by_name.value == pytest.approx(by_table.value, abs=1e-12)
+    assert 0.0 < by_name.value < by_name.optimal_value
+    with pytest.raises(ValueError, match="must be one of five-dice, dice-K, random, optimal"):
+        baselines.evaluate("hold-at-20", "dice_envs/Hog-v0", goal=10)

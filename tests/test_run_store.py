@@ -2,9 +2,12 @@
 before they are read back, the report reads exactly the planned runs, and a sweep stopped by
 Ctrl-C leaves only complete files and finishes when started again."""
 
+import fcntl
 import json
 import os
 import pickle
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,7 +31,16 @@ import training.runs
 import training.train
 from training.config import load_config
 from training.report import ReportError, build_report
-from training.runs import RunStoreError, atomic_write_json, ctrl_c_deferred, locked, run_dir
+from training.runs import (
+    CODE_PACKAGES,
+    RunStoreError,
+    atomic_write_json,
+    code_fingerprint,
+    ctrl_c_deferred,
+    locked,
+    run_dir,
+    source_fingerprint,
+)
 from training.sweep import SweepBar
 from training.train import run
 
@@ -84,7 +96,9 @@ def test_an_edited_config_trains_anew_and_leaves_the_old_run_alone(tmp_path):
     q_new = np.load(run_dir(tmp_path, new, 0) / "policy_q.npy")
     assert not np.array_equal(q_old, q_new)
     assert {p.name: p.read_bytes() for p in old_dir.iterdir() if p.is_file()} == old_files
-    assert run(old, 0, tmp_path) == first  # and the old one is still read back
+    again = run(old, 0, tmp_path)  # and the old one is still read back
+    assert again.pop("status") == "read back" and first.pop("status") == "trained"
+    assert again == first
 
 
 def test_a_folder_that_describes_another_run_is_refused(tmp_path):
@@ -102,6 +116,115 @@ def test_one_process_at_a_time_trains_a_run(tmp_path):
     with locked(directory), pytest.raises(RunStoreError, match="another process"):
         run(config, 0, tmp_path)
     assert not (directory / "result.json").exists()
+
+
+HOLD_LOCK = """
+import sys
+from pathlib import Path
+from training.runs import locked
+with locked(Path(sys.argv[1])):
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_another_process_holding_the_lock_keeps_a_run_out_and_no_lock_file_stays(tmp_path):
+    config = _base()
+    directory = run_dir(tmp_path, config, 0)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(directory)],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert (directory / ".lock").exists()
+        with pytest.raises(RunStoreError, match="another process"):
+            run(config, 0, tmp_path)
+    finally:
+        holder.communicate("release\n", timeout=30)
+    assert holder.returncode == 0
+    assert not (directory / ".lock").exists()  # the holder removed it on release
+    assert run(config, 0, tmp_path)["status"] == "trained"
+    assert not (directory / ".lock").exists()  # and so did the run, when it finished
+    stopped = _changed(config, "timesteps", 40_000)
+    assert "stopped_at" in run(stopped, 0, tmp_path, stop_after=10_000)
+    assert not (run_dir(tmp_path, stopped, 0) / ".lock").exists()
+
+
+def test_a_lock_file_unlinked_between_open_and_flock_is_not_trusted(tmp_path, monkeypatch):
+    """The race of removing lock files: we open `.lock`, its holder unlinks it and releases,
+    we flock the orphan. Holding that would let a third process lock a new `.lock` beside us;
+    `locked` must see the orphan and lock the file at the path instead."""
+    directory = tmp_path / "run"
+    real_flock = fcntl.flock
+    raced = []
+
+    def flock_after_the_holder_left(handle, operation):
+        if not raced and operation & fcntl.LOCK_EX:
+            raced.append(True)
+            (directory / ".lock").unlink()  # what the holder does on release
+        return real_flock(handle, operation)
+
+    monkeypatch.setattr(training.runs.fcntl, "flock", flock_after_the_holder_left)
+    with locked(directory):
+        assert raced and (directory / ".lock").exists()
+        with pytest.raises(RunStoreError, match="another process"), locked(directory):
+            pass  # a third process: the lock we hold is the one at the path
+    assert not (directory / ".lock").exists()
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o002])
+def test_run_store_files_get_the_mode_the_umask_gives(tmp_path, umask):
+    previous = os.umask(umask)
+    try:
+        atomic_write_json(tmp_path / "alone.json", {"a": 1})
+        config = _base()
+        run(config, 0, tmp_path)
+    finally:
+        os.umask(previous)
+    files = [tmp_path / "alone.json", *run_dir(tmp_path, config, 0).iterdir()]
+    assert {"result.json", "policy_q.npy", "config.yaml"} <= {path.name for path in files}
+    assert {path.name: oct(path.stat().st_mode & 0o777) for path in files} == {
+        path.name: oct(0o666 & ~umask) for path in files
+    }
+
+
+def _package_copy(folder):
+    """The three packages copied elsewhere, as a non-editable install puts them."""
+    roots = {}
+    for name in CODE_PACKAGES:
+        roots[name] = folder / name
+        shutil.copytree(ROOT / name, roots[name], ignore=shutil.ignore_patterns("__pycache__"))
+    return roots
+
+
+def test_the_code_fingerprint_follows_the_code_and_not_where_it_is_installed(tmp_path):
+    roots = _package_copy(tmp_path)
+    assert source_fingerprint(roots) == code_fingerprint()  # same source, other place
+    (roots["training"] / "__pycache__").mkdir(exist_ok=True)
+    (roots["training"] / "__pycache__" / "stale.py").write_text("x = 1\n")
+    module = roots["dice_envs"] / "games" / "sum_avoid.py"
+    text = module.read_text()
+    # Comments, docstrings and layout do not make every stored run stale ...
+    module.write_text(text.replace('"""', '"""Edited. ', 1) + "\n\n# a comment\n")
+    assert source_fingerprint(roots) == code_fingerprint()
+    # ... a statement does, in any of the packages, and so does a new module.
+    module.write_text(text + "\nEXTRA = 1\n")
+    assert source_fingerprint(roots) != code_fingerprint()
+    module.write_text(text)
+    (roots["baselines"] / "new_module.py").write_text("def f():\n    return 2\n")
+    assert source_fingerprint(roots) != code_fingerprint()
+
+
+def test_a_code_change_is_another_run_and_the_stale_one_is_not_read_back(tmp_path, monkeypatch):
+    config = _base()
+    first = run(config, 0, tmp_path)
+    stored = yaml.safe_load((run_dir(tmp_path, config, 0) / "config.yaml").read_text())
+    assert stored["code"] == code_fingerprint()
+    monkeypatch.setattr(training.runs, "code_fingerprint", lambda: "0123456789abcdef")
+    second = run(config, 0, tmp_path)
+    assert second["status"] == "trained" and second["run_dir"] != first["run_dir"]
+    assert run(config, 0, tmp_path)["status"] == "read back"
 
 
 def _tiny_configs(folder):
@@ -135,6 +258,7 @@ def test_the_report_reads_only_the_planned_runs(tmp_path):
     configs, runs, out = _tiny_configs(tmp_path / "configs"), tmp_path / "runs", tmp_path / "out"
     done = _sweep("--configs", configs, "--runs", runs, "--out", out)
     assert done.returncode == 0, done.stderr
+    assert "6 trained, 0 resumed from a checkpoint, 0 read back" in done.stderr
     report = (out / "report.md").read_text()
     assert "Q-learning, 2 seeds" in report and "Q-learning (qlearning_greedier), 2 seeds" in report
     assert "heuristic: stop-at-25" in report
@@ -193,8 +317,11 @@ def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_pa
             assert result["stochastic_value"] != pytest.approx(result["value"], abs=1e-6)
     # From the saved runs alone (and the sweep's record of its wall time): no training, and
     # the same report and figures again.
+    pages = (out / "games" / "sum_avoid.md").read_text()
     for path in out.iterdir():
-        if path.name != "sweep.json":
+        if path.is_dir():
+            shutil.rmtree(path)  # the games' pages
+        elif path.name != "sweep.json":
             path.unlink()
 
     def no_training(*args, **kwargs):
@@ -204,6 +331,7 @@ def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_pa
     build_report(configs, "quick", runs, out)
     assert (out / "report.md").read_text() == report
     assert figures <= {p.name for p in out.iterdir()}
+    assert (out / "games" / "sum_avoid.md").read_text() == pages
 
 
 def test_the_sweep_bar_counts_steps_over_runs():
@@ -270,6 +398,11 @@ def test_ctrl_c_stops_a_sweep_and_the_rerun_finishes_the_rest(tmp_path):
     assert rerun.returncode == 0, rerun.stderr
     assert len(list(runs.rglob("result.json"))) == 3
     assert all(p.read_bytes() == data for p, data in finished_before.items())
+    said = re.search(
+        r"(\d+) trained, (\d+) resumed from a checkpoint, (\d+) read back", rerun.stderr
+    )
+    trained, resumed, read_back = map(int, said.groups())
+    assert read_back == len(finished_before) and resumed >= 1 and trained + resumed + read_back == 3
     assert (out / "report.md").exists()
 
 
@@ -331,7 +464,8 @@ def test_a_selection_with_no_config_of_the_budget_is_refused(tmp_path):
 
 
 def test_the_readme_full_section_shows_the_default_games_and_links_the_rest(tmp_path, monkeypatch):
-    import training.report
+    # The maintainer's tool (docs/tools/training_report.py) writes the README's sections.
+    from docs.tools.training_report import write_training_docs
 
     configs = write_configs(
         tmp_path / "configs",
@@ -345,22 +479,30 @@ def test_the_readme_full_section_shows_the_default_games_and_links_the_rest(tmp_
                                            "budget": {"timesteps": 20_000, "eval_every": 10_000}},
         },
     )  # fmt: skip
+    for path in sorted(configs.glob("*/*.yaml")):  # the same budget, named `full`
+        raw = yaml.safe_load(path.read_text())
+        raw["budgets"]["full"] = raw["budgets"]["quick"]
+        path.write_text(yaml.safe_dump(raw, sort_keys=False))
     runs = tmp_path / "runs"
     for path in sorted(configs.glob("*/*.yaml")):
         for seed in (0, 1):
-            run(load_config(path), seed, runs)
-    written = {}
-    monkeypatch.setattr(training.report, "replace_section", written.__setitem__)
-    monkeypatch.setattr(training.report, "README_FULL_CONFIGS", ("sum_avoid/qlearning",))
-    monkeypatch.chdir(tmp_path)  # the README's folders are relative: docs/training/full
-    build_report(configs, "quick", runs, training.report.README_OUT / "full")
-    section = written["training-full"]
+            run(load_config(path, "full"), seed, runs)
+    readme = tmp_path / "README.md"
+    empty = "".join(f"<!-- {name}:start -->\n<!-- {name}:end -->\n" for name in
+                    ("training", "training-timing", "training-full"))  # fmt: skip
+    readme.write_text(empty)
+    monkeypatch.chdir(tmp_path)  # the README's links are relative: docs/training/full
+    write_training_docs(configs, "full", runs, readme=readme, full_configs=("sum_avoid/qlearning",))
+    text = readme.read_text()
+    section = text.split("<!-- training-full:start -->")[1].split("<!-- training-full:end -->")[0]
     # The results and their times are the default games' alone.
     assert "`sum_avoid/qlearning.yaml`" in section
     assert "`d20_rounds/qlearning.yaml`" not in section and "d20_rounds.png" not in section
     assert "| d20_rounds |" not in section and "The 2 runs shown here took" in section
     assert "The other 2 configs" in section
     assert "(docs/training/full/report.md)" in section
+    assert "(docs/training/full/sum_avoid.png)" in section
+    assert "<!-- training:start -->\n<!-- training:end -->" in text  # the quick ones untouched
     assert "d20_rounds" in (tmp_path / "docs/training/full/report.md").read_text()
     # A two-player game's page has its exploitability rows and curve.
     page = (tmp_path / "docs/games/simultaneous_hog.md").read_text()
@@ -369,12 +511,13 @@ def test_the_readme_full_section_shows_the_default_games_and_links_the_rest(tmp_
     assert "exploitability" not in (tmp_path / "docs/games/sum_avoid.md").read_text()
     # A game no config trains at this budget says so on its page.
     assert (
-        "No config of this game has a `quick` budget"
-        in (tmp_path / "docs/games/pig.md").read_text()
+        "No config of this game has a `full` budget" in (tmp_path / "docs/games/pig.md").read_text()
     )
     # A report without every default config leaves the README's section alone.
-    written.clear()
-    build_report(configs, "quick", runs, training.report.README_OUT / "full", ["d20_rounds"])
-    assert "training-full" not in written
+    readme.write_text(empty)
+    write_training_docs(
+        configs, "full", runs, ["d20_rounds"], readme=readme, full_configs=("sum_avoid/qlearning",)
+    )
+    assert readme.read_text() == empty
     trained = (tmp_path / "docs/games/sum_avoid.md").read_text()
     assert "No config" not in trained and "| sum_avoid (N=10) | Q-learning, 2 seeds |" in trained

@@ -13,7 +13,7 @@ import baselines
 from dice_envs.games.hog import Hog
 from dice_envs.games.pig import Pig
 from dice_envs.games.two_dice_pig import TwoDicePig
-from dice_envs.games.two_player import MoverView
+from dice_envs.games.views import MoverView
 from dice_envs.tables import build_tables
 from training.config import ConfigError, load_config, resolve_config
 from training.runs import run_dir, run_identity

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dice_envs  # noqa: F401  (registers the ids)
-from dice_envs.games.two_player import Fold
+from dice_envs.games.fold import Fold
 
 
 def _trace(sample_step, sample_start, seed: int, num_actions: int, steps: int = 3000):

@@ -1,6 +1,7 @@
 """Training: Q-learning reaches the optimum, runs are deterministic, a stopped run resumes bit
 for bit (Q-learning and PPO), PPO and MaskablePPO run end to end, the CLIs behave."""
 
+import io
 import json
 import os
 import pickle
@@ -15,11 +16,13 @@ import yaml
 from training_helpers import CONFIGS, ROOT, TINY_PPO, small, tiny_ppo
 
 import baselines
-from dice_envs import ENV_IDS
+from dice_envs import env_ids
 from training.config import load_config
 from training.ppo import observation_scale
 from training.runs import planned_runs, run_dir
-from training.train import Progress, run
+from training.train import BarProgress, Progress, run
+
+BUILT_IN_GAMES = env_ids()  # at import: the package's own games, none a test registers
 
 
 def test_every_config_loads_for_its_budgets():
@@ -42,8 +45,11 @@ def test_every_config_loads_for_its_budgets():
             config = load_config(path, budget)
             assert config["timesteps"] >= config["eval_every"] > 0 and config["seeds"]
         algos_by_id.setdefault(config["env_id"], set()).add(config["algo"])
-    # Every registered game is trained by both algorithms.
-    assert algos_by_id == {env_id: {"qlearning", "ppo"} for env_id in ENV_IDS}
+    # Configs are optional for a game; a game with configs is trained by both algorithms, and
+    # every game registered here today has them.
+    assert set(algos_by_id) <= set(env_ids())
+    assert all(algos == {"qlearning", "ppo"} for algos in algos_by_id.values())
+    assert set(algos_by_id) == set(BUILT_IN_GAMES)
     # The default games and Simultaneous Hog plan no quick run: `make demo` stays short.
     quick = {path for path, _, _ in planned_runs(CONFIGS, "quick")}
     assert quick == set(paths) - full_only
@@ -128,7 +134,12 @@ def test_ppo_runs_stop_resume_and_evaluate(tmp_path, game, agent, encoding, vec_
     curve = json.loads((directory / "curve.json").read_text())
     assert [p["steps"] for p in curve][:2] == [0, 256]
     assert all(0 <= p["agreement"] <= 1 and p["gap"] >= -1e-9 for p in curve)
-    assert run(config, seed=0, root=tmp_path) == result  # read back, not trained again
+    assert result["status"] == "resumed" and result["resumed_at"] == stopped["stopped_at"]
+    assert result["run_dir"] == str(directory) == stopped["run_dir"]
+    assert result["machine"]["torch_cpu_capability"]  # the CPU the digits depend on
+    again = run(config, seed=0, root=tmp_path)  # read back, not trained again
+    assert (again.pop("status"), again.pop("resumed_at")) == ("read back", None)
+    assert again == {k: v for k, v in result.items() if k not in ("status", "resumed_at")}
     # The saved model, read through the encoding it was trained on (written out here), gives
     # the run's greedy value and, from its action distribution, its stochastic value.
     from sb3_contrib import MaskablePPO
@@ -271,6 +282,30 @@ def test_cli_errors_and_json(tmp_path):
     # 512 copies step at once: the run ends within one batch past its budget, as SB3's do.
     assert 20_000 <= data["steps"] < 20_000 + 512 and data["seed"] == 3
     assert "gap" in result.stderr and "step" in result.stderr  # the progress bar
+    folder = str(run_dir(runs, load_config(good), 3))
+    assert data["status"] == "trained" and data["run_dir"] == folder
+    assert result.stdout.splitlines()[0] == f"trained {data['steps']:,} steps in {folder}"
+    # Again: read back, said so, with the same numbers and the folder (without --json too).
+    again = subprocess.run(
+        command + [str(good), "--seed", "3", "--runs", str(runs)],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    lines = again.stdout.splitlines()
+    assert lines[0] == f"read back from {folder} (finished before; nothing trained)"
+    assert lines[1:] == result.stdout.splitlines()[1:-1]  # the same result lines
+    assert "step/s" not in again.stderr  # no bar: nothing trained
+
+
+def test_the_bar_keeps_its_total_when_a_run_ends_past_its_budget():
+    stream = io.StringIO()
+    bar = BarProgress("hog/ppo seed 0", file=stream)
+    bar.start(0, 200_000)
+    bar.steps(100_000)
+    bar.evaluated({"steps": 200_192, "relative_gap": 0.01})
+    assert bar.bar.total == bar.bar.n == 200_192
+    assert str(bar.bar).startswith("hog/ppo seed 0: 100%|")
+    bar.close()
 
 
 def _start_train(config_path, runs):
@@ -332,6 +367,15 @@ def test_a_killed_run_resumes(tmp_path):
     assert result["steps"] == 10_240
     steps = [p["steps"] for p in json.loads(curve.read_text())]
     assert steps == sorted(steps) and done_before in steps
+    # It says it resumed, from which checkpoint (the last one, or the one before if the kill
+    # came between the curve and the checkpoint), and where.
+    resumed_at = result["resumed_at"]
+    assert result["status"] == "resumed" and resumed_at in steps[:-1]
+    assert done_before - 512 <= resumed_at <= done_before
+    folder = str(run_dir(tmp_path, config, 0))
+    assert finished.stdout.splitlines()[0] == (
+        f"resumed at step {resumed_at:,} and trained to 10,240 steps in {folder}"
+    )
 
 
 def _vector_learner(mode, **env_kwargs):

@@ -40,7 +40,7 @@ from typing import Any
 
 import yaml
 
-from dice_envs import ENV_IDS, make_model
+from dice_envs import env_ids, make_model
 from dice_envs.registration import game_slug
 
 ALGOS = ("qlearning", "ppo")
@@ -154,8 +154,10 @@ def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> d
     for key in ("env_id", "algo", "hyperparams", "budgets"):
         if key not in raw:
             raise ConfigError(f"{source}: missing key '{key}'")
-    if not isinstance(raw["env_id"], str) or raw["env_id"] not in ENV_IDS:
-        raise ConfigError(f"{source}: env_id must be one of {list(ENV_IDS)}, got {raw['env_id']!r}")
+    if not isinstance(raw["env_id"], str) or raw["env_id"] not in env_ids():
+        raise ConfigError(
+            f"{source}: env_id must be one of {list(env_ids())}, got {raw['env_id']!r}"
+        )
     if raw["algo"] not in ALGOS:
         raise ConfigError(f"{source}: algo must be one of {list(ALGOS)}, got {raw['algo']!r}")
     env_kwargs = raw.get("env_kwargs") or {}

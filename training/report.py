@@ -2,11 +2,12 @@
 built from the run store for exactly the runs that the configs and the budget define.
 
     python -m training.report [--budget quick] [--configs configs] [--runs runs]
-                              [--out docs/training] [--games pig ...]
+                              [--out dice-envs-report/<budget>] [--games pig ...]
 
 Ad-hoc runs (another seed, an edited config) live in the same store but never enter the
 report: it looks up each planned run by its identity and refuses to build while one is
-missing. With `--out docs/training` it also rewrites the README's training sections.
+missing. Everything goes under `--out`: `report.md`, the figures, and each trained game's
+training section in `games/<game>.md`; nothing else is written.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import os
 import sys
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +26,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import baselines
-from baselines.game_pages import write_page_section
-from baselines.heuristics import HEURISTICS, heuristic
-from baselines.readme import replace_section
-from dice_envs import ENV_IDS
+from baselines.game_pages import page_path, write_page_section
+from baselines.heuristics import heuristic
+from dice_envs import GAMES, env_ids
 from training.config import has_budget, load_config
 from training.evaluation import game_arguments
 from training.plots import (
@@ -46,16 +47,6 @@ from training.runs import (
     read_json,
     run_dir,
     run_identity,
-)
-
-README_OUT = Path("docs/training")
-# The README's full-budget section shows these configs (the default games); the report in
-# docs/training/full has every config with a full budget.
-README_FULL_CONFIGS = (
-    "pig/qlearning_goal100",
-    "pig/ppo_goal100",
-    "d20_rounds/qlearning_rounds100",
-    "d20_rounds/ppo_rounds100",
 )
 
 
@@ -115,12 +106,17 @@ def _label(path: Path, result: dict) -> str:
 
 @functools.cache
 def _heuristic_scores(env_id: str, kwargs_json: str) -> dict[str, Any]:
-    """The exact score of each of the game's named heuristics, by name."""
+    """The exact score of each of the game's named heuristics, by name; a name that does not
+    fit these arguments (five dice where at most three are allowed) is left out."""
     kwargs = json.loads(kwargs_json)
-    return {
-        name: baselines.evaluate(heuristic(env_id, name, **kwargs), env_id, **kwargs)
-        for name in HEURISTICS.get(env_id, (None, None, []))[2]
-    }
+    scores = {}
+    for name in GAMES[env_id].policies:
+        try:
+            policy = heuristic(env_id, name, **kwargs)
+        except ValueError:
+            continue
+        scores[name] = baselines.evaluate(policy, env_id, **kwargs)
+    return scores
 
 
 def heuristic_scores(env_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -353,71 +349,80 @@ def _budget_lines(groups: dict[Path, dict[str, Any]], budget: str) -> list[str]:
     return lines
 
 
-def _write_game_pages(
-    groups, by_game, titles, budget: str, out: Path, drawn: set, exploit_figures: dict
-) -> None:
-    """Each trained game's page (docs/games/<game>.md): its rows of the results table, its
-    figures, the wall time of its runs, and for a two-player game its exploitability rows and
-    curves (`exploit_figures`: figure name stem -> (its configs, its title))."""
-    pages = Path("docs/games")
+def write_game_pages(report: Report, docs: Path) -> None:
+    """Each trained game's page (`docs`/games/<game>.md): its rows of the results table, its
+    figures (linked relative to the page), the wall time of its runs, and for a two-player
+    game its exploitability rows and curves."""
     by_env: dict[str, list[Path]] = defaultdict(list)
-    for path, group in groups.items():
+    for path, group in report.groups.items():
         by_env[group["config"]["env_id"]].append(path)
     for env_id, paths in by_env.items():
-        mine = {path: groups[path] for path in paths}
-        figures = []
-        for game, members in by_game.items():
-            if set(members) <= set(paths):
-                shown = [(f"{game}.png", "gap and agreement")]
-                if game in drawn:
-                    shown.append((f"{game}_losses.png", "where the gap is lost"))
-                for name, what in shown:
-                    link = os.path.relpath(out / name, pages)
-                    figures.append(f"![{titles[game]}: {what}]({link})")
-        minutes = (
-            sum(
-                r["timing"].get("final", {}).get("wall_seconds", 0.0)
-                for path in paths
-                for r in groups[path]["results"]
-            )
-            / 60
+        pages = page_path(env_id, docs).parent
+        write_page_section(
+            env_id, f"training-{report.budget}", _page_text(report, paths, pages), docs
         )
-        report = os.path.relpath(out / "report.md", pages)
-        text = (
-            f"The `{budget}` budget ({len(paths)} configs, {minutes:.1f} min of runs on this "
-            f"machine); exact scores of the final greedy policy (and of the stochastic policy "
-            f"PPO plays), mean ± standard deviation over seeds. All games: [the report]"
-            f"({report}).\n\n" + results_table(mine) + "\n\n" + "\n".join(figures)
-        )
-        if _exploitable(mine):
-            curves = "\n".join(
-                f"![{title}: exact exploitability against steps]"
-                f"({os.path.relpath(out / f'{slug}_exploitability.png', pages)})"
-                for slug, (members, title) in exploit_figures.items()
-                if members <= set(paths)
-            )
-            text += (
-                "\n\nExploitability, exact (what the best response to the policy wins beyond "
-                "1/2):\n\n" + exploitability_table(mine) + "\n\n" + curves
-            )
-        write_page_section(env_id, f"training-{budget}", text)
 
 
-def _write_untrained_pages(configs: Path, budget: str) -> None:
-    """The pages of games no config trains at `budget` say so (not "not written yet")."""
+def _page_text(report: Report, paths: list[Path], pages: Path) -> str:
+    """One game's training section: `paths` are its configs, `pages` the pages' folder."""
+    mine = {path: report.groups[path] for path in paths}
+    out = report.out
+    figures = []
+    for game, members in report.by_game.items():
+        if set(members) <= set(paths):
+            shown = [(f"{game}.png", "gap and agreement")]
+            if game in report.drawn:
+                shown.append((f"{game}_losses.png", "where the gap is lost"))
+            for name, what in shown:
+                link = os.path.relpath(out / name, pages)
+                figures.append(f"![{report.titles[game]}: {what}]({link})")
+    minutes = _wall_seconds(mine) / 60
+    link = os.path.relpath(out / "report.md", pages)
+    text = (
+        f"The `{report.budget}` budget ({len(paths)} configs, {minutes:.1f} min of runs on this "
+        f"machine); exact scores of the final greedy policy (and of the stochastic policy "
+        f"PPO plays), mean ± standard deviation over seeds. All games: [the report]"
+        f"({link}).\n\n" + results_table(mine) + "\n\n" + "\n".join(figures)
+    )
+    if _exploitable(mine):
+        curves = "\n".join(
+            f"![{title}: exact exploitability against steps]"
+            f"({os.path.relpath(out / f'{slug}_exploitability.png', pages)})"
+            for slug, (members, title) in report.exploit_figures.items()
+            if members <= set(paths)
+        )
+        text += (
+            "\n\nExploitability, exact (what the best response to the policy wins beyond "
+            "1/2):\n\n" + exploitability_table(mine) + "\n\n" + curves
+        )
+    return text
+
+
+def write_untrained_pages(configs: str | Path, budget: str, docs: Path) -> None:
+    """The pages (under `docs`/games) of games no config trains at `budget` say so."""
     trained = {
         load_config(path, budget)["env_id"]
         for path in sorted(Path(configs).glob("*/*.yaml"))
         if has_budget(path, budget)
     }
-    for env_id in ENV_IDS:
+    for env_id in env_ids():
         if env_id not in trained:
             why = " (a `quick` one would lengthen `make demo`)" if budget == "quick" else ""
             write_page_section(
                 env_id,
                 f"training-{budget}",
                 f"No config of this game has a `{budget}` budget{why}.",
+                docs,
             )
+
+
+def _wall_seconds(groups: dict[Path, dict[str, Any]]) -> float:
+    """The wall time of every run of `groups`, summed."""
+    return sum(
+        r["timing"].get("final", {}).get("wall_seconds", 0.0)
+        for group in groups.values()
+        for r in group["results"]
+    )
 
 
 def _game_title(config: dict[str, Any]) -> str:
@@ -530,32 +535,55 @@ def _monte_carlo_figure(groups, by_game, titles, budget: str, out: Path) -> str:
     )
 
 
-def build_report(
-    configs: str | Path = "configs",
-    budget: str = "quick",
-    runs: str | Path = "runs",
-    out: str | Path = README_OUT,
-    games: list[str] | None = None,
-) -> str:
-    """Write `out`/report.md and `out`/<game>.png; return the results table.
+def default_out(budget: str) -> Path:
+    """Where a report goes when no `--out` is given: a folder under the current directory."""
+    return Path("dice-envs-report") / budget
 
-    With `out` = docs/training, also rewrite the README sections `training` (results) and
-    `training-timing` (measured times, which differ run to run).
-    """
-    out = Path(out)
-    groups = collect(configs, budget, runs, games)
-    out.mkdir(parents=True, exist_ok=True)
-    table = results_table(groups) + "\n\n" + best_agents(groups)
-    # One figure per game and env arguments: a gap compares only within one game. A game
-    # trained with one set of arguments keeps the plain name <game>.png.
-    by_game: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
+
+@dataclass
+class Report:
+    """A built report: its runs, its figures (in `out`) and its Markdown parts, whose image
+    links are relative to `out`."""
+
+    budget: str
+    out: Path
+    groups: dict[Path, dict[str, Any]]
+    by_game: dict[str, dict[Path, list[dict]]]  # figure name stem -> its configs' results
+    titles: dict[str, str]  # figure name stem -> title
+    drawn: set[str]  # the stems with a loss figure
+    exploit_figures: dict[str, tuple[set[Path], str]]  # stem -> (its configs, its title)
+    description: str
+    table: str
+    plots: str
+    monte_carlo: str
+    losses: str
+    exploitability: str  # empty when no config is of a two-player game
+    timing: str
+    sweeps: list[str]  # the recorded sweeps under `out`, as Markdown lines
+
+    def markdown(self) -> str:
+        """The whole report, as `report.md` holds it."""
+        exploit = (
+            f"## Two players: exploitability\n\n{self.exploitability}\n\n"
+            if self.exploitability
+            else ""
+        )
+        return (
+            f"# Training report (`{self.budget}` budget)\n\n{self.description}\n\n{self.table}"
+            f"\n\n{self.plots}\n\n## Monte Carlo against exact evaluation\n\n"
+            f"{self.monte_carlo}\n\n## Where the agents lose their gap\n\n{self.losses}\n\n"
+            f"{exploit}## Time\n\n{self.timing}\n"
+        )
+
+
+def figure_groups(groups: dict[Path, dict[str, Any]]) -> dict[str, dict[Path, list[dict]]]:
+    """The configs drawn together, by figure name stem: one figure per game and env arguments
+    (a gap compares only within one game); a game trained with one set of arguments keeps
+    the plain name <game>."""
     settings: dict[str, set[str]] = defaultdict(set)
     for path, group in groups.items():
         settings[path.parent.name].add(json.dumps(group["config"]["env_kwargs"], sort_keys=True))
-
-    def slug(name: str, kwargs: dict[str, Any]) -> str:
-        return "_".join([name, *(f"{k}{v}" for k, v in kwargs.items())])
-
+    by_game: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
     for path, group in groups.items():
         kwargs = group["config"]["env_kwargs"]
         name = path.parent.name
@@ -565,8 +593,18 @@ def build_report(
             own = {json.dumps(game_arguments(json.loads(k)), sort_keys=True)
                    for k in settings[name]}  # fmt: skip
             short = len(own) == len(settings[name])
-            name = slug(name, game_arguments(kwargs) if short else kwargs)
+            name = _slug(name, game_arguments(kwargs) if short else kwargs)
         by_game[name][path] = group["results"]
+    return by_game
+
+
+def _slug(name: str, kwargs: dict[str, Any]) -> str:
+    return "_".join([name, *(f"{k}{v}" for k, v in kwargs.items())])
+
+
+def _gap_figures(groups, by_game, budget: str, out: Path) -> dict[str, str]:
+    """Draw `out`/<stem>.png (relative gap and agreement against steps) per figure group;
+    return the titles by stem."""
     titles = {}
     for game, paths in by_game.items():
         config = groups[next(iter(paths))]["config"]
@@ -577,154 +615,157 @@ def build_report(
         }
         series = {_label(path, results[0]): results for path, results in paths.items()}
         plot_training(titles[game], budget, series, references, out / f"{game}.png")
-    loss_text, drawn = _loss_figures(groups, by_game, titles, budget, out)
-    monte_carlo_text = _monte_carlo_figure(groups, by_game, titles, budget, out)
+    return titles
+
+
+EXPLOITABILITY_TEXT = (
+    "Exploitability is exact: the best response to the agent's greedy policy (its play "
+    "in either seat) is solved on the game's model, and its win probability with a coin "
+    "flip for the first move, minus 1/2, is the exploitability; 0 means the policy "
+    "plays the two-player optimum wherever its games can go. In a simultaneous game "
+    "(no first move; its optimum mixes) PPO's action probabilities are scored too, in "
+    'the rows marked "stochastic policy". An agent trained against '
+    "a fixed opponent beats that opponent and stays exploitable; self-play aims at "
+    "exploitability 0 instead."
+)
+
+
+def _exploitability_figures(groups, budget: str, out: Path) -> tuple[str, dict]:
+    """One exploitability figure per two-player game and arguments (exploitability compares
+    only within one game); return the section's text ("" without such a config) and the
+    figures (stem -> (its configs, its title))."""
     exploitable = _exploitable(groups)
-    exploit_text = ""
-    # One figure per game and arguments: exploitability compares only within one game.
-    by_exploit_game: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
-    exploit_titles: dict[str, str] = {}
-    if exploitable:
-        for path, group in exploitable.items():
-            kwargs = game_arguments(group["config"]["env_kwargs"])
-            slug = "_".join([path.parent.name, *(f"{k}{v}" for k, v in kwargs.items())])
-            by_exploit_game[slug][path] = group["results"]
-            env_name = group["config"]["env_id"].split("/")[-1]
-            exploit_titles[slug] = f"{env_name} ({_kwargs_text(kwargs)})"
-        for slug, paths in by_exploit_game.items():
-            config = groups[next(iter(paths))]["config"]
-            references = _reference_exploitability(
-                config["env_id"], game_arguments(config["env_kwargs"])
-            )
-            against = {path: _trained_against(groups[path]["config"], short=True) for path in paths}
-            _plot_exploitability(
-                exploit_titles[slug],
-                budget,
-                paths,
-                out / f"{slug}_exploitability.png",
-                references,
-                against,
-            )
-        exploit_plots = "\n".join(
-            f"![{title}: exact exploitability against steps]({slug}_exploitability.png)"
-            for slug, title in exploit_titles.items()
+    if not exploitable:
+        return "", {}
+    by_stem: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
+    titles: dict[str, str] = {}
+    for path, group in exploitable.items():
+        kwargs = game_arguments(group["config"]["env_kwargs"])
+        stem = _slug(path.parent.name, kwargs)
+        by_stem[stem][path] = group["results"]
+        titles[stem] = f"{group['config']['env_id'].split('/')[-1]} ({_kwargs_text(kwargs)})"
+    for stem, paths in by_stem.items():
+        config = groups[next(iter(paths))]["config"]
+        references = _reference_exploitability(
+            config["env_id"], game_arguments(config["env_kwargs"])
         )
-        exploit_text = (
-            "Exploitability is exact: the best response to the agent's greedy policy (its play "
-            "in either seat) is solved on the game's model, and its win probability with a coin "
-            "flip for the first move, minus 1/2, is the exploitability; 0 means the policy "
-            "plays the two-player optimum wherever its games can go. In a simultaneous game "
-            "(no first move; its optimum mixes) PPO's action probabilities are scored too, in "
-            'the rows marked "stochastic policy". An agent trained against '
-            "a fixed opponent beats that opponent and stays exploitable; self-play aims at "
-            "exploitability 0 instead.\n\n" + exploitability_table(groups) + "\n\n" + exploit_plots
+        against = {path: _trained_against(groups[path]["config"], short=True) for path in paths}
+        _plot_exploitability(
+            titles[stem], budget, paths, out / f"{stem}_exploitability.png", references, against
         )
+    plots = "\n".join(
+        f"![{title}: exact exploitability against steps]({stem}_exploitability.png)"
+        for stem, title in titles.items()
+    )
+    text = f"{EXPLOITABILITY_TEXT}\n\n{exploitability_table(groups)}\n\n{plots}"
+    return text, {stem: (set(paths), titles[stem]) for stem, paths in by_stem.items()}
+
+
+def _versions_text(groups: dict[Path, dict[str, Any]]) -> str:
+    """The libraries the runs were made with, or a note that they differ between runs."""
     versions = {json.dumps(r.get("libraries", {}), sort_keys=True) for g in groups.values()
                 for r in g["results"]}  # fmt: skip
-    if len(versions) == 1:
-        used = json.loads(versions.pop())
-        version_text = ", ".join(f"{name} {v}" for name, v in used.items())
-    else:
-        version_text = "mixed library versions (see each run's result.json)"
-    reproduce = (
-        "`make demo`"
-        if budget == "quick"
-        else f"`python -m training.sweep --budget {budget}` (with the same `--games`)"
+    if len(versions) != 1:
+        return "mixed library versions (see each run's result.json)"
+    return ", ".join(f"{name} {v}" for name, v in json.loads(versions.pop()).items())
+
+
+def describe(groups: dict[Path, dict[str, Any]], budget: str, reproduce: str | None = None) -> str:
+    """What every row of the results table is, the budget per config, and how to reproduce
+    it (`reproduce`: the command, Markdown; by default the sweep of this budget)."""
+    if reproduce is None:
+        reproduce = f"`python -m training.sweep --budget {budget}` (with the same `--games`)"
+    budget_text = "\n".join(f"- {line}" for line in _budget_lines(groups, budget))
+    return (
+        f"Every row is exact: at each evaluation point the greedy action of every reachable "
+        f"observation is evaluated by a sparse linear solve (value, gap to the optimum, "
+        f"agreement with the optimal action weighted by how often optimal play visits each "
+        f"state); mean ± standard deviation over seeds. PPO's rows marked \"stochastic "
+        f'policy" score what PPO actually plays, its action distribution, by the same solve. '
+        f"The Monte Carlo column is what each seed's evaluation episodes would have said "
+        f"instead. The `{budget}` budget:\n\n"
+        f"{budget_text}\n\nThe runs were produced with {_versions_text(groups)}; with these "
+        f"versions {reproduce} reproduces this table digit for digit on this machine; other "
+        f"versions, or another CPU, may differ in the last digits or more."
     )
 
-    def describe(chosen: dict[Path, dict[str, Any]]) -> str:
-        budget_text = "\n".join(f"- {line}" for line in _budget_lines(chosen, budget))
-        return (
-            f"Every row is exact: at each evaluation point the greedy action of every reachable "
-            f"observation is evaluated by a sparse linear solve (value, gap to the optimum, "
-            f"agreement with the optimal action weighted by how often optimal play visits each "
-            f"state); mean ± standard deviation over seeds. PPO's rows marked \"stochastic "
-            f'policy" score what PPO actually plays, its action distribution, by the same solve. '
-            f"The Monte Carlo column is what each seed's evaluation episodes would have said "
-            f"instead. The `{budget}` budget:\n\n"
-            f"{budget_text}\n\nThe runs were produced with {version_text}; with these versions "
-            f"{reproduce} reproduces this table digit for digit on this machine; other versions, "
-            f"or another CPU, may differ in the last digits or more."
-        )
 
-    results_text = describe(groups)
-    plots = "\n".join(
-        f"![{titles[game]}: relative gap and agreement against steps]({game}.png)"
-        for game in by_game
+def timing_text(groups: dict[Path, dict[str, Any]], where: str, sweeps: list[str]) -> str:
+    """The time section: the timing table, the recorded sweeps (`sweeps`, Markdown lines) and
+    the runs' wall time summed (`where`: which runs, e.g. "of this report")."""
+    run_count = sum(len(group["results"]) for group in groups.values())
+    sweep_text = "\n".join(sweeps) or "No sweep recorded."
+    return (
+        "Measured on this machine (2 cores; times differ from run to run, unlike every other "
+        "number in this section). Training time excludes the exact evaluations; wall time "
+        f"includes them.\n\n{timing_table(groups)}\n\n{sweep_text}\n\nThe {run_count} runs "
+        f"{where} took {_wall_seconds(groups) / 60:.1f} min of wall time, summed over runs (on 2 "
+        "workers a sweep takes about half of that, and more when other work shares the "
+        "machine)."
     )
-    sweeps = "\n".join(_sweep_lines(out)) or "No sweep recorded."
 
-    def time_of(chosen: dict[Path, dict[str, Any]], where: str) -> str:
-        run_count = sum(len(group["results"]) for group in chosen.values())
-        run_minutes = (
-            sum(
-                r["timing"].get("final", {}).get("wall_seconds", 0.0)
-                for group in chosen.values()
-                for r in group["results"]
-            )
-            / 60
-        )
-        return (
-            "Measured on this machine (2 cores; times differ from run to run, unlike every other "
-            "number in this section). Training time excludes the exact evaluations; wall time "
-            f"includes them.\n\n{timing_table(chosen)}\n\n{sweeps}\n\nThe {run_count} runs "
-            f"{where} took {run_minutes:.1f} min of wall time, summed over runs (on 2 workers a "
-            "sweep takes about half of that, and more when other work shares the machine)."
-        )
 
-    timing_text = time_of(groups, "of this report")
-    exploit_section = (
-        f"## Two players: exploitability\n\n{exploit_text}\n\n" if exploit_text else ""
+def gap_plots(report: Report, stems=None) -> str:
+    """Markdown links to the gap figures (of `stems`, default all), relative to the report."""
+    return "\n".join(
+        f"![{report.titles[game]}: relative gap and agreement against steps]({game}.png)"
+        for game in report.by_game
+        if stems is None or game in stems
     )
-    (out / "report.md").write_text(
-        f"# Training report (`{budget}` budget)\n\n{results_text}\n\n{table}\n\n{plots}\n\n"
-        f"## Monte Carlo against exact evaluation\n\n{monte_carlo_text}\n\n"
-        f"## Where the agents lose their gap\n\n{loss_text}\n\n"
-        f"{exploit_section}## Time\n\n{timing_text}\n"
+
+
+def make_report(
+    configs: str | Path,
+    budget: str,
+    runs: str | Path,
+    out: str | Path,
+    games: list[str] | None = None,
+    reproduce: str | None = None,
+) -> Report:
+    """Draw the figures into `out`, write `out`/report.md and return the report's parts."""
+    out = Path(out)
+    groups = collect(configs, budget, runs, games)
+    out.mkdir(parents=True, exist_ok=True)
+    by_game = figure_groups(groups)
+    titles = _gap_figures(groups, by_game, budget, out)
+    losses, drawn = _loss_figures(groups, by_game, titles, budget, out)
+    exploitability, exploit_figures = _exploitability_figures(groups, budget, out)
+    report = Report(
+        budget=budget,
+        out=out,
+        groups=groups,
+        by_game=by_game,
+        titles=titles,
+        drawn=drawn,
+        exploit_figures=exploit_figures,
+        description=describe(groups, budget, reproduce),
+        table=results_table(groups) + "\n\n" + best_agents(groups),
+        plots="",
+        monte_carlo=_monte_carlo_figure(groups, by_game, titles, budget, out),
+        losses=losses,
+        exploitability=exploitability,
+        timing=timing_text(groups, "of this report", _sweep_lines(out)),
+        sweeps=_sweep_lines(out),
     )
-    if out in (README_OUT, README_OUT / "full"):
-        exploit_figures = {
-            slug: (set(paths), exploit_titles[slug]) for slug, paths in by_exploit_game.items()
-        }
-        _write_game_pages(groups, by_game, titles, budget, out, drawn, exploit_figures)
-        _write_untrained_pages(configs, budget)
-    if out == README_OUT:
-        readme_plots = plots.replace("](", f"]({README_OUT}/")
-        readme_mc = monte_carlo_text.replace("](", f"]({README_OUT}/")
-        replace_section("training", f"{results_text}\n\n{table}\n\n{readme_plots}\n\n{readme_mc}")
-        replace_section("training-timing", timing_text)
-        if exploit_text:
-            replace_section(
-                "training-exploitability", exploit_text.replace("](", f"]({README_OUT}/")
-            )
-    shown = {p: g for p, g in groups.items() if _config_name(p) in README_FULL_CONFIGS}
-    # The README's section is the default games' and is rewritten only by a report that has
-    # them all (a report of other games alone leaves it as it is).
-    if out == README_OUT / "full" and len(shown) == len(README_FULL_CONFIGS):
-        full = README_OUT / "full"
-        shown_plots = "\n".join(
-            f"![{titles[game]}: relative gap and agreement against steps]({game}.png)"
-            for game, paths in by_game.items()
-            if any(path in shown for path in paths)
-        )
-        rest = len(groups) - len(shown)
-        others = (
-            f"\n\nThe other {rest} configs of this report: [the full report](report.md), and "
-            f"each game's page."
-            if rest
-            else ""
-        )
-        section = (
-            f"{describe(shown)}\n\n{results_table(shown)}\n\n{best_agents(shown)}\n\n"
-            f"{shown_plots}{others}\n\n{time_of(shown, 'shown here')}"
-        )
-        replace_section("training-full", section.replace("](", f"]({full}/"))
-    return table
+    report.plots = gap_plots(report)
+    (out / "report.md").write_text(report.markdown())
+    return report
 
 
-def _config_name(path: Path) -> str:
-    """configs/pig/ppo_goal100.yaml -> pig/ppo_goal100."""
-    return f"{path.parent.name}/{path.stem}"
+def build_report(
+    configs: str | Path = "configs",
+    budget: str = "quick",
+    runs: str | Path = "runs",
+    out: str | Path | None = None,
+    games: list[str] | None = None,
+) -> str:
+    """Write `out`/report.md, its figures, and each trained game's training section in
+    `out`/games/<game>.md; return the results table. Nothing is written outside `out`
+    (default: `default_out(budget)`, under the current directory)."""
+    out = default_out(budget) if out is None else Path(out)
+    report = make_report(configs, budget, runs, out, games)
+    write_game_pages(report, out)
+    return report.table
 
 
 SYMLOG_LINEAR = 1e-3  # exploitability axis: linear below this, so that 0 is drawn as 0
@@ -815,14 +856,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--configs", default="configs")
     parser.add_argument("--runs", default="runs")
     parser.add_argument("--budget", default="quick", choices=("quick", "full"))
-    parser.add_argument("--out", default=str(README_OUT))
+    parser.add_argument(
+        "--out", default=None, help="where the report goes (default: dice-envs-report/<budget>)"
+    )
     parser.add_argument("--games", nargs="+", default=None)
     args = parser.parse_args(argv)
+    out = default_out(args.budget) if args.out is None else Path(args.out)
     try:
-        print(build_report(args.configs, args.budget, args.runs, args.out, args.games))
+        print(build_report(args.configs, args.budget, args.runs, out, args.games))
     except (ReportError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    print(f"report in {out}/", file=sys.stderr)
     return 0
 
 

@@ -1,7 +1,8 @@
 """The run store: one folder per run, named by a hash of everything that defines the run.
 
 A run is its resolved config (env id and arguments, algorithm, hyperparameters, steps,
-evaluation interval and episodes), its seed and the package version. Change any of them and it
+evaluation interval and episodes), its seed, the package version and a fingerprint of the
+code of `dice_envs`, `baselines` and `training` (`code_fingerprint`). Change any of them and it
 is a different run in a different folder; the budget's name is only a label.
 
     <root>/<game>/<algo>/seed<n>-<hash>/
@@ -13,17 +14,24 @@ is a different run in a different folder; the budget's name is only a label.
         result.json      the final evaluation, written last: its presence means "done"
 
 Every file is written to a temporary file and renamed over its name, so a killed run leaves
-complete files only; a run folder is locked while a process trains it.
+complete files only, with the mode an ordinary `open` gives (the umask decides, as on a store
+shared by the nodes of a Ray cluster); a run folder is locked while a process trains it, and
+the lock file goes when the lock is released.
 """
 
 from __future__ import annotations
 
+import ast
 import fcntl
+import functools
 import hashlib
+import importlib.util
 import json
 import os
+import platform
+import secrets
 import signal
-import tempfile
+import sys
 import threading
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -38,6 +46,9 @@ from training.config import game_name
 LIBRARIES = ("numpy", "torch", "stable-baselines3", "sb3-contrib", "gymnasium", "scipy")
 IDENTITY_KEYS = ("env_id", "env_kwargs", "algo", "hyperparams", "timesteps", "eval_every")
 PACKAGE = "dice-envs"
+# The packages whose code a run's result depends on (the environments, the exact evaluation,
+# the learners), fingerprinted into every run's identity.
+CODE_PACKAGES = ("dice_envs", "baselines", "training")
 
 
 class RunStoreError(RuntimeError):
@@ -45,15 +56,61 @@ class RunStoreError(RuntimeError):
 
 
 def run_identity(config: dict[str, Any], seed: int) -> dict[str, Any]:
-    """What defines a run: the resolved config, the seed and the package version."""
+    """What defines a run: the resolved config, the seed, the package version and the code."""
     identity = {key: config[key] for key in IDENTITY_KEYS}
     identity["evaluation"] = config["evaluation"]
     if config.get("selfplay") is not None:
         identity["selfplay"] = config["selfplay"]
     identity["seed"] = seed
     identity["package"] = {"name": PACKAGE, "version": version(PACKAGE)}
+    identity["code"] = code_fingerprint()
     # Through JSON and back: tuples become lists, so equal configs compare and hash equal.
     return json.loads(json.dumps(identity))
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """A hash of the code of CODE_PACKAGES as imported (editable install or not), once per
+    process: a change that can alter sampling, learning or evaluation makes every run new."""
+    roots = {}
+    for name in CODE_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise RunStoreError(f"cannot find the source of package {name!r}")
+        roots[name] = Path(next(iter(spec.submodule_search_locations)))
+    return source_fingerprint(roots)
+
+
+def source_fingerprint(roots: dict[str, Path]) -> str:
+    """sha256 over every module under each root (`name` -> folder): its path relative to the
+    root and its code with docstrings, comments and layout taken out (`normalised_source`), so
+    that only an edit of what runs gives another fingerprint."""
+    digest = hashlib.sha256()
+    for name in sorted(roots):
+        root = roots[name]
+        for path in sorted(root.rglob("*.py"), key=lambda p: p.relative_to(root).as_posix()):
+            if "__pycache__" in path.parts:
+                continue
+            relative = f"{name}/{path.relative_to(root).as_posix()}"
+            digest.update(f"{relative}\0{normalised_source(path.read_text())}\0".encode())
+    return digest.hexdigest()[:16]
+
+
+def normalised_source(text: str) -> str:
+    """The module's code as `ast.unparse` writes it, without docstrings: comments, blank lines,
+    quotes and line breaks do not count; every statement and constant does."""
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree)
 
 
 def library_versions() -> dict[str, str]:
@@ -64,6 +121,25 @@ def library_versions() -> dict[str, str]:
         except PackageNotFoundError:
             versions[name] = "absent"
     return versions
+
+
+def machine_description() -> dict[str, str]:
+    """The CPU a result was made on: float rounding in torch's and MKL's kernels follows the
+    instruction set they pick (AVX2, AVX-512), so PPO's digits may differ from one CPU to
+    another with the same code, libraries and seed."""
+    description = {"machine": platform.machine(), "cpu": platform.processor() or "unknown"}
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    description["cpu"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    torch = sys.modules.get("torch")  # only where the run imported it (PPO)
+    if torch is not None:
+        description["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    return description
 
 
 def run_hash(identity: dict[str, Any]) -> str:
@@ -105,17 +181,35 @@ def read_finished(directory: Path, identity: dict[str, Any]) -> dict[str, Any] |
 
 @contextmanager
 def locked(directory: Path):
-    """Hold the run folder's lock (released when the process dies, however it dies)."""
+    """Hold the run folder's lock (released when the process dies, however it dies); its file
+    `.lock` is removed on release (a process killed while holding it leaves it, harmlessly)."""
     directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / ".lock", "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RunStoreError(f"{directory} is being trained by another process") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    path = directory / ".lock"
+    while True:
+        with open(path, "a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise RunStoreError(f"{directory} is being trained by another process") from None
+            if not _is_file_at(handle, path):
+                continue  # its last holder unlinked it after our open: lock the one there now
+            try:
+                yield
+            finally:
+                # Unlinked while still held: whoever opened it meanwhile sees it gone, retries.
+                path.unlink(missing_ok=True)
+                fcntl.flock(handle, fcntl.LOCK_UN)
+            return
+
+
+def _is_file_at(handle, path: Path) -> bool:
+    """Whether the open file `handle` is the file now at `path`."""
+    try:
+        current = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(handle.fileno())
+    return (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino)
 
 
 def remove_partial_files(directory: Path) -> None:
@@ -125,9 +219,14 @@ def remove_partial_files(directory: Path) -> None:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same folder, then rename over `path`."""
+    """Write to a temporary file in the same folder, then rename over `path`.
+
+    The file gets the mode `open(path, "wb")` would give it (0o666 less the umask, or the
+    folder's default ACL), not `tempfile.mkstemp`'s 0o600: a store shared between users or the
+    nodes of a cluster stays readable as its umask says.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, temporary = _new_temporary(path)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -137,6 +236,17 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _new_temporary(path: Path) -> tuple[int, str]:
+    """A new file `.<name>.<random>.tmp` beside `path`, opened for writing (`remove_partial_files`
+    removes those a killed process leaves)."""
+    while True:
+        temporary = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), temporary
+        except FileExistsError:
+            continue
 
 
 @contextmanager

@@ -2,7 +2,7 @@
 
     python -m training.sweep [--budget quick|full] [--games pig ...] [--workers 2]
                              [--backend local|ray] [--address ADDRESS] [--runs runs]
-                             [--out docs/training]
+                             [--out dice-envs-report/<budget>]
 
 Runs go to the run store `--runs`: a finished run is read back, a stopped one resumes from its
 checkpoint, so the sweep can be stopped (Ctrl-C) and started again at any time. With
@@ -184,6 +184,15 @@ def sweep(
     return [r for r in results if r is not None], failures, counts
 
 
+def runs_summary(counts: dict[str, int], runs: int) -> str:
+    """What the sweep did with its runs: trained (resumed among them), read back."""
+    fresh = counts["trained"] - counts["resumed"]
+    return (
+        f"{fresh} trained, {counts['resumed']} resumed from a checkpoint, "
+        f"{runs - counts['trained']} read back"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m training.sweep",
@@ -199,11 +208,15 @@ def main(argv: list[str] | None = None) -> int:
         help="only these configs/ folders (pig) or configs (pig/ppo_goal100)",
     )
     parser.add_argument("--runs", default="runs", help="the run store (default: runs)")
-    parser.add_argument("--out", default="docs/training", help="where the report goes")
+    parser.add_argument(
+        "--out", default=None, help="where the report goes (default: dice-envs-report/<budget>)"
+    )
     parser.add_argument("--workers", type=int, default=2, help="parallel runs (CPUs for Ray)")
     parser.add_argument("--backend", default="local", choices=("local", "ray"))
     parser.add_argument("--address", default=None, help="a Ray cluster (default: start one)")
-    parser.add_argument("--no-report", action="store_true", help="train only")
+    parser.add_argument(
+        "--no-report", action="store_true", help="train only (the wall time still goes to OUT)"
+    )
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.exit(2, f"error: --workers must be >= 1, got {args.workers}\n")
@@ -242,15 +255,18 @@ def main(argv: list[str] | None = None) -> int:
         print("\n\n".join(failures), file=sys.stderr)
         print(f"{len(failures)} of {len(tasks)} runs failed; no report written", file=sys.stderr)
         return 1
-    print(f"{len(tasks)} runs finished in {wall:.0f} s", file=sys.stderr)
-    if args.no_report:
-        return 0
-    from training.report import build_report, record_sweep
+    print(
+        f"{len(tasks)} runs finished in {wall:.0f} s: {runs_summary(counts, len(tasks))}",
+        file=sys.stderr,
+    )
+    print(f"run store: {Path(args.runs).resolve()}", file=sys.stderr)
+    from training.report import build_report, default_out, record_sweep
 
+    out = default_out(args.budget) if args.out is None else Path(args.out)
     # A wall time says how long the budget takes only if this sweep trained every run whole.
     if counts["trained"] == len(tasks) and counts["resumed"] == 0:
         record_sweep(
-            args.out,
+            out,
             {
                 "budget": args.budget,
                 "games": sorted({path.parent.name for path, _, _ in tasks})
@@ -263,9 +279,11 @@ def main(argv: list[str] | None = None) -> int:
                 "date": datetime.date.today().isoformat(),
             },
         )
-    table = build_report(args.configs, args.budget, args.runs, args.out, games=args.games)
+    if args.no_report:
+        return 0
+    table = build_report(args.configs, args.budget, args.runs, out, games=args.games)
     print(table)
-    print(f"report in {args.out}/", file=sys.stderr)
+    print(f"report in {out}/", file=sys.stderr)
     return 0
 
 

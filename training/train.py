@@ -3,9 +3,11 @@
 The run evaluates its greedy policy exactly at the start and every `eval_every` steps, and
 checkpoints there. Started again after a kill or Ctrl-C, it resumes from the last checkpoint
 and ends exactly as an uninterrupted run would (Q-learning and PPO alike); started again
-after it finished, it only reads its result back. Its folder is named by a hash of the
-resolved config, the seed and the package version (training/runs.py), so an edited config
-is a new run.
+after it finished, it only reads its result back. It says which of the three it did
+("trained", "resumed at step N", "read back from FOLDER") and where the run's folder is.
+The folder is named by a hash of the resolved config, the seed, the package version and a
+fingerprint of the code (training/runs.py), so an edited config or an edited learner is a new
+run, never a stale read-back.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pickle
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import gymnasium as gym
 import numpy as np
@@ -32,6 +34,7 @@ from training.runs import (
     ctrl_c_deferred,
     library_versions,
     locked,
+    machine_description,
     read_finished,
     read_json,
     remove_partial_files,
@@ -41,6 +44,9 @@ from training.runs import (
 from training.streams import run_streams
 
 RESULT_KEYS = ("value", "optimal_value", "gap", "relative_gap", "agreement", "steps", "seconds")
+# What `run` did, in its result's "status": trained from step 0, resumed from a checkpoint, or
+# only read a finished run back.
+TRAINED, RESUMED, READ_BACK = "trained", "resumed", "read back"
 # Q-learning trains in chunks of this many steps between progress reports (about 0.1 s).
 QLEARNING_CHUNK = 20_000
 
@@ -75,7 +81,7 @@ def _make_agent(config: dict[str, Any], streams, scorer: ExactScorer):
         n_envs = config["hyperparams"].get("n_envs", 1)
         if config.get("selfplay") is not None:
             from dice_envs.envs.vector import DiceVectorEnv
-            from dice_envs.games.two_player import MoverView
+            from dice_envs.games.views import MoverView
 
             env = DiceVectorEnv(
                 MoverView(scorer.game, _selfplay_starts(scorer.game, config["selfplay"])),
@@ -119,7 +125,7 @@ def _selfplay_starts(game, selfplay: dict[str, Any]):
     (by any play of either seat), uniformly."""
     if selfplay["starts"] == "start":
         return None
-    from dice_envs.games.two_player import MoverView
+    from dice_envs.games.views import MoverView
     from dice_envs.tables import build_tables
 
     states = build_tables(MoverView(game)).states
@@ -155,23 +161,34 @@ def run(
 ) -> dict[str, Any]:
     """Train (or resume, or just read back) the run of `config` with `seed`; return its result.
 
-    `stop_after` stops after the first checkpoint at or past that many steps, as a kill
-    would, and returns {"stopped_at": step}.
+    The result says what happened: "status" (TRAINED, RESUMED or READ_BACK), "resumed_at"
+    (the checkpoint's step, or None) and "run_dir" (the run's folder). `stop_after` stops
+    after the first checkpoint at or past that many steps, as a kill would, and returns
+    {"stopped_at": step, "run_dir": folder}.
     """
     seed = check_seed(seed)
     progress = progress or Progress()
     identity = run_identity(config, seed)
     directory = run_dir(root, config, seed)
     if read_finished(directory, identity) is not None:
-        return load_run(directory)
+        return _read_back(directory)
     with locked(directory):
         if read_finished(directory, identity) is not None:
-            return load_run(directory)
+            return _read_back(directory)
         remove_partial_files(directory)
         check_identity(directory, identity)
         if not (directory / "config.yaml").exists():
             atomic_write_yaml(directory / "config.yaml", identity)
         return _train(config, seed, directory, stop_after, progress)
+
+
+def _read_back(directory: Path) -> dict[str, Any]:
+    return {
+        **load_run(directory),
+        "status": READ_BACK,
+        "resumed_at": None,
+        "run_dir": str(directory),
+    }
 
 
 def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dict[str, Any]:
@@ -183,8 +200,10 @@ def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dic
     agent, masked = _make_agent(config, streams, scorer)
     checkpoint_path, curve_path = directory / "checkpoint.pkl", directory / "curve.json"
     timing_path = directory / "timing.json"
+    resumed_at = None
     if checkpoint_path.exists():
         agent.restore(pickle.loads(checkpoint_path.read_bytes()))
+        resumed_at = agent.step
     # A kill between writing the curve and the checkpoint leaves a point past the checkpoint.
     curve = [p for p in read_json(curve_path, []) if p["steps"] <= agent.step]
     timing = read_json(timing_path, {"evaluations": [], "sessions": []})
@@ -242,7 +261,7 @@ def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dic
             if curve[-1]["steps"] != agent.step:
                 evaluate()
     except StopRun:
-        return {"stopped_at": agent.step}
+        return {"stopped_at": agent.step, "run_dir": str(directory)}
     result = {
         **curve[-1],
         "agent": agent_name(config, masked),
@@ -252,6 +271,7 @@ def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dic
         "seed": seed,
         "run": directory.name,
         "libraries": library_versions(),
+        "machine": machine_description(),
     }
     timing["final"] = {
         "seconds": agent.training_seconds,
@@ -267,7 +287,9 @@ def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dic
     atomic_write_json(timing_path, timing)
     atomic_write_json(directory / "result.json", result)
     checkpoint_path.unlink(missing_ok=True)  # the policy and result say everything now
-    return {**result, **timing["final"]}
+    status = TRAINED if resumed_at is None else RESUMED
+    done = {"status": status, "resumed_at": resumed_at, "run_dir": str(directory)}
+    return {**result, **timing["final"], **done}
 
 
 def _npy(array: np.ndarray) -> bytes:
@@ -277,20 +299,27 @@ def _npy(array: np.ndarray) -> bytes:
 
 
 class BarProgress(Progress):
-    """A tqdm bar: steps, steps/s, time left, and the exact gap at the last evaluation."""
+    """A tqdm bar: steps, steps/s, time left, and the exact gap at the last evaluation.
 
-    def __init__(self, label: str) -> None:
+    A run that ends past its budget (PPO collects whole rollouts) raises the bar's total to
+    the steps it reached: tqdm drops a total that `n` exceeds, and the bar with it.
+    """
+
+    def __init__(self, label: str, file: TextIO | None = None) -> None:
         self.label, self.bar, self.checkpoint = label, None, None
+        self.file = file
 
     def start(self, steps: int, total: int) -> None:
         from tqdm import tqdm
 
         self.bar = tqdm(
             total=total, initial=steps, desc=self.label, unit="step", unit_scale=True,
-            dynamic_ncols=True, file=sys.stderr,
+            dynamic_ncols=True, file=self.file or sys.stderr,
         )  # fmt: skip
 
     def steps(self, steps: int) -> None:
+        if steps > self.bar.total:
+            self.bar.total = steps
         self.bar.update(steps - self.bar.n)
 
     def evaluated(self, point: dict[str, Any]) -> None:
@@ -335,14 +364,30 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         bar.close()
     if "stopped_at" in result:
-        print(f"stopped at {result['stopped_at']} steps (resume by running again)")
+        print(
+            f"stopped at step {result['stopped_at']:,} in {result['run_dir']} "
+            "(resume by running again)"
+        )
         return 0
+    print(what_happened(result))
     for key in RESULT_KEYS:
         print(f"{key:>14}: {result[key]:.6g}")
     if args.json:
-        keys = (*RESULT_KEYS, "seed", "env_id", "algo", "run")
+        keys = (*RESULT_KEYS, "seed", "env_id", "algo", "run", "run_dir", "status", "resumed_at")
         print(json.dumps({key: result[key] for key in keys}))
     return 0
+
+
+def what_happened(result: dict[str, Any]) -> str:
+    """One line: trained, resumed at step N, or read back, and the run's folder."""
+    if result["status"] == READ_BACK:
+        return f"read back from {result['run_dir']} (finished before; nothing trained)"
+    if result["status"] == RESUMED:
+        return (
+            f"resumed at step {result['resumed_at']:,} and trained to {result['steps']:,} "
+            f"steps in {result['run_dir']}"
+        )
+    return f"trained {result['steps']:,} steps in {result['run_dir']}"
 
 
 if __name__ == "__main__":

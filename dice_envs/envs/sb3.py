@@ -3,8 +3,9 @@
     from dice_envs.envs.sb3 import DiceSB3VecEnv
     from sb3_contrib import MaskablePPO
 
-    env = DiceSB3VecEnv("dice_envs/Pig-v0", num_envs=64, goal=30)
-    model = MaskablePPO("MlpPolicy", env).learn(100_000)
+    env = DiceSB3VecEnv("dice_envs/Pig-v0", num_envs=8, goal=30)
+    model = MaskablePPO("MlpPolicy", env, n_steps=256)  # 256 * 8 = 2,048 steps per rollout
+    model.learn(20_000)  # 10 whole rollouts: model.num_timesteps == 20_480
 
 SB3 resets copies in the same step (a finished copy's last observation goes to
 ``infos[i]["terminal_observation"]``), so the adapter runs the vector env in same-step mode.
@@ -31,6 +32,16 @@ class DiceSB3VecEnv(VecEnv):
     Seeding follows SB3: `seed(s)` (or `model.set_random_seed`) takes effect at the next
     `reset()`; the whole batch draws from one generator seeded with `s`. Rewards come as
     float32 and dones as terminated or truncated, with ``TimeLimit.truncated`` in the infos.
+
+    Choosing `num_envs` and PPO's `n_steps`: a rollout is `n_steps` steps of every copy, so
+    `n_steps * num_envs` steps per policy update, and `learn(total)` runs whole rollouts: it
+    stops at the first multiple of `n_steps * num_envs` that reaches `total`. PPO's default
+    `n_steps=2048` with 64 copies is 131,072 steps per rollout, so `learn(200_000)` runs
+    262,144 steps and `learn(20_000)` 131,072 with a single update. Pick the rollout size first
+    (a budget of B steps gives about B / (n_steps * num_envs) updates; the project's PPO
+    configs use 8 copies and `n_steps=128`, 1,024 steps per rollout), then split it: several
+    copies decorrelate the batch, and the native vector env steps them all in one numpy call,
+    so more copies cost little; keep `batch_size` a divisor of `n_steps * num_envs`.
     """
 
     def __init__(self, env: str | DiceVectorEnv, num_envs: int | None = None, **kwargs: Any):

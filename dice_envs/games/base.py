@@ -209,3 +209,35 @@ def build_model(model: str | Callable[..., GameModel], kwargs: dict[str, Any]) -
                 f"{[name for name in parameters if name != 'self']}"
             )
     return factory(**kwargs)
+
+
+@runtime_checkable
+class TwoPlayerModel(Protocol):
+    """What a two-player model provides beyond a `GameModel`'s attributes.
+
+    `transitions(state, action)` lists the outcomes of the mover's action, rewards for player 0.
+    `observation(state, player)` is what `player` sees; `state_of(observation, player)` is its
+    inverse for the states where `player` is to move. `named_policy(name)` returns a policy in a
+    form `policy` accepts, or None for a name the game does not know.
+    """
+
+    num_actions: int
+    action_names: tuple[str, ...]
+    observation_nvec: tuple[int, ...]
+    policy_names: tuple[str, ...]
+
+    def initial_states(self) -> list[tuple[float, State]]: ...
+
+    def to_move(self, state: State) -> int: ...
+
+    def legal_actions(self, state: State) -> tuple[int, ...]: ...
+
+    def transitions(self, state: State, action: int) -> list[Transition]: ...
+
+    def observation(self, state: State, player: int) -> Observation: ...
+
+    def state_of(self, observation: object, player: int) -> State: ...
+
+    def named_policy(self, name: str) -> Any: ...
+
+    def render_text(self, state: State, player: int) -> str: ...

@@ -5,7 +5,10 @@ Source: ../shared/seeds/001 (the d20 game, its heuristic strategies and its back
 
 from __future__ import annotations
 
+import numpy as np
+
 from dice_envs.games.base import Transition, check_int, check_size, uniform_die
+from dice_envs.games.rule import Rule, parse_threshold
 
 TAKE, REROLL = 0, 1
 
@@ -103,9 +106,37 @@ class D20Rounds:
 
     def render_text(self, state: tuple[int, int]) -> str:
         rounds_left, face = state
+        if rounds_left == 0:
+            return f"all {self.rounds} rounds played, die shows {face}"
         return f"round {self.rounds - rounds_left + 1}/{self.rounds}, die shows {face}"
+
+    policy_names = ("take-anything", "roll-once", "reroll-below-max", "take-above-K")
+
+    def named_policy(self, name: str) -> Rule | None:
+        """The strategies the d20 write-up simulates: take-anything, roll-once (reroll in the
+        first round only), reroll-below-max (reroll every face but the highest), take-above-K
+        (take a face above K, reroll the rest)."""
+        limit = parse_threshold("take-above-{K}", name)
+        if limit is not None:
+            return _rule(lambda rounds_left, face: face > limit, name)
+        rules = {
+            "take-anything": lambda rounds_left, face: np.ones_like(face, bool),
+            "roll-once": lambda rounds_left, face: rounds_left != self.rounds,
+            "reroll-below-max": lambda rounds_left, face: face == self.sides,
+        }
+        return _rule(rules[name], name) if name in rules else None
 
     def picture(self, state: tuple[int, int], context: dict):
         rounds_left, face = state
         lines = [f"ROUNDS LEFT {rounds_left}", f"MONEY {context['episode_return']:g}"]
         return [(face, False)], lines
+
+
+def _rule(takes, name: str) -> Rule:
+    """A rule from `takes(rounds_left, face) -> bool array` (True: take)."""
+
+    def batch(observations: np.ndarray) -> np.ndarray:
+        observations = np.asarray(observations).reshape(-1, 2)
+        return np.where(takes(observations[:, 0], observations[:, 1]), TAKE, REROLL)
+
+    return Rule.from_batch(batch, name)

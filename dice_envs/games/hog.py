@@ -16,7 +16,8 @@ from operator import itemgetter
 import numpy as np
 
 from dice_envs.games.base import Transition, check_int, check_size, uniform_die
-from dice_envs.games.two_player import Solitaire, fold_factory
+from dice_envs.games.fold import fold_factory
+from dice_envs.games.views import Solitaire
 
 HogState = tuple[int, int, int]  # (player to move, score of player 0, of player 1)
 

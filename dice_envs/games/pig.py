@@ -22,7 +22,8 @@ from dice_envs.games.base import (
     cumulative,
     uniform_die,
 )
-from dice_envs.games.two_player import Solitaire, fold_factory
+from dice_envs.games.fold import fold_factory
+from dice_envs.games.views import Solitaire
 
 HOLD, ROLL = 0, 1
 PigState = tuple[int, int, int, int]  # (player to move, score of player 0, of player 1, turn total)

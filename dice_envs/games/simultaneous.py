@@ -20,14 +20,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from dice_envs.games.base import Observation, State, Transition, cumulative, draw
-from dice_envs.games.two_player import (
-    AGENT,
-    OPPONENT,
-    AgentSeat,
-    Policy,
-    _game_parameter,
-    policy,
-)
+from dice_envs.games.seat_policy import Policy, policy
+from dice_envs.games.two_player import AGENT, OPPONENT, AgentSeat, _game_parameter
 
 
 @runtime_checkable

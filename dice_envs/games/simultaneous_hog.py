@@ -14,8 +14,8 @@ from operator import itemgetter
 import numpy as np
 
 from dice_envs.games.base import Transition, check_int
+from dice_envs.games.fold import fold_factory
 from dice_envs.games.hog import Hog, check_hog_size
-from dice_envs.games.two_player import fold_factory
 
 SimultaneousHogState = tuple[int, int]  # (score of player 0, score of player 1)
 

@@ -8,7 +8,10 @@ which the only choice is when to stop.
 
 from __future__ import annotations
 
+import numpy as np
+
 from dice_envs.games.base import Transition, check_int, check_size, uniform_die
+from dice_envs.games.rule import Rule, parse_threshold
 
 STOP, GO_ON = 0, 1
 
@@ -110,10 +113,36 @@ class DieStopping:
         shown = f"die shows {face}" if face else "no roll yet"
         return f"{shown}, {rolls_left} of {self.rolls} rolls left"
 
+    policy_names = ("stop-at-K",)
+
+    def named_policy(self, name: str) -> Rule | None:
+        """stop-at-K: stop once the face shows K or more (stop-at-1 takes the first roll)."""
+        limit = parse_threshold("stop-at-{K}", name)
+        if limit is None:
+            return None
+
+        def batch(observations: np.ndarray) -> np.ndarray:
+            face = np.asarray(observations).reshape(-1, 2)[:, 1]
+            return np.where(face >= max(limit, 1), STOP, GO_ON)
+
+        return Rule.from_batch(batch, name)
+
     def picture(self, state: tuple[int, int], context: dict):
         rolls_left, face = state
         lines = [f"ROLLS LEFT {rolls_left}", f"PAID {context['episode_return']:g}"]
         return ([(face, False)] if face else []), lines
+
+
+# Tijms's thresholds for 26 red and 26 black cards: stop once red minus black drawn is beta_k
+# or more after the k-th draw, k = 1..51, as the converted text of "Stochastic games and
+# dynamic programming" (Tijms, 2012) reads.
+TIJMS_RED_BLACK_THRESHOLDS = (
+    [2, 3, 4, 5, 6, 5, 6, 7, 6]
+    + [5 if k % 2 == 0 else 4 for k in range(10, 24)]
+    + [3 if k % 2 == 0 else 4 for k in range(24, 34)]
+    + [3 if k % 2 == 0 else 2 for k in range(34, 44)]
+    + [1, 2, 1, 2, 1, 0, 1, 0]
+)
 
 
 class RedBlackCards:
@@ -218,6 +247,33 @@ class RedBlackCards:
         red, black = state
         return f"{red} red and {black} black left; red minus black drawn {self.lead(*state):+d}"
 
+    policy_names = ("stop-at-plus-K", "tijms-thresholds (red=26, black=26)")
+
+    def named_policy(self, name: str) -> Rule | None:
+        """stop-at-plus-K: stop once red minus black drawn is K or more; tijms-thresholds
+        (old name: seed-thresholds): Tijms's thresholds for 26 red and 26 black cards."""
+        if name in ("tijms-thresholds", "seed-thresholds"):
+            if (self.red, self.black) != (26, 26):
+                raise ValueError(f"{name} are Tijms's for red=26, black=26 only")
+            return self.thresholds_rule(TIJMS_RED_BLACK_THRESHOLDS, name)
+        lead = parse_threshold("stop-at-plus-{K}", name)
+        if lead is None:
+            return None
+        return self.thresholds_rule([lead] * (self.red + self.black), name)
+
+    def thresholds_rule(self, thresholds, name: str = "thresholds") -> Rule:
+        """Stop once red minus black drawn reaches thresholds[k - 1] after k draws (none
+        drawn: draw)."""
+        beta = np.asarray([np.inf, *thresholds], dtype=float)
+
+        def batch(observations: np.ndarray) -> np.ndarray:
+            observations = np.asarray(observations).reshape(-1, 2)
+            count = (self.red + self.black) - observations.sum(axis=1)
+            lead = self.lead(observations[:, 0], observations[:, 1])
+            return np.where(lead >= beta[count], STOP, GO_ON)
+
+        return Rule.from_batch(batch, name)
+
     def picture(self, state: tuple[int, int], context: dict):
         red, black = state
         lines = [
@@ -317,6 +373,22 @@ class ChowRobbins:
         tosses, heads = state
         share = f" ({heads / tosses:.4f})" if tosses else ""
         return f"{heads} heads in {tosses} of {self.horizon} tosses{share}"
+
+    policy_names = ("heads-exceed-tails", "stop-at-plus-K")
+
+    def named_policy(self, name: str) -> Rule | None:
+        """heads-exceed-tails (the pi/4 rule Tijms quotes) or stop-at-plus-K: stop once heads
+        minus tails is K or more (never before the first toss)."""
+        lead = 1 if name == "heads-exceed-tails" else parse_threshold("stop-at-plus-{K}", name)
+        if lead is None:
+            return None
+
+        def batch(observations: np.ndarray) -> np.ndarray:
+            observations = np.asarray(observations).reshape(-1, 2)
+            tosses, heads = observations[:, 0], observations[:, 1]
+            return np.where((tosses > 0) & (2 * heads - tosses >= lead), STOP, GO_ON)
+
+        return Rule.from_batch(batch, name)
 
     def picture(self, state: tuple[int, int], context: dict):
         tosses, heads = state

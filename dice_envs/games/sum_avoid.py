@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from dice_envs.games.base import Transition, check_int, check_size, uniform_die
+from dice_envs.games.rule import Rule, parse_threshold
 
 STOP, ROLL = 0, 1
 
@@ -94,6 +95,13 @@ class SumAvoid:
     def __repr__(self) -> str:
         return f"SumAvoid(N={self.N}, sides={self.sides}, max_sum={self.max_sum})"
 
+    policy_names = ("stop-at-K",)
+
+    def named_policy(self, name: str) -> Rule | None:
+        """stop-at-K: roll until the sum is at least K, then stop."""
+        threshold = parse_threshold("stop-at-{K}", name)
+        return None if threshold is None else stop_at(threshold)
+
     def is_bust(self, total: int) -> bool:
         return total > 0 and total % self.N == 0
 
@@ -160,3 +168,11 @@ class SumAvoid:
             f"AVOID X{self.N}  RETURN {context['episode_return']:g}",
         ]
         return ([(state - context["previous_state"], False)] if rolled else []), lines
+
+
+def stop_at(threshold: int) -> Rule:
+    """Roll until the sum is at least `threshold`, then stop."""
+    return Rule.from_batch(
+        lambda sums: np.where(np.asarray(sums).reshape(-1) >= threshold, STOP, ROLL),
+        f"stop-at-{threshold}",
+    )

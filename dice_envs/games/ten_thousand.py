@@ -26,7 +26,10 @@ from functools import cache
 from itertools import product
 from types import MappingProxyType
 
+import numpy as np
+
 from dice_envs.games.base import Transition, check_int
+from dice_envs.games.rule import Rule, parse_threshold
 
 Config = tuple[int, int, int]  # (f, o, t)
 TTState = tuple[int, int, int]  # (turn score in chips, configuration index, dice in hand)
@@ -305,6 +308,20 @@ class TenThousand:
         config = CONFIGS[config_index]
         last = f"last roll [{config[0]},{config[1]},{config[2]}]" if config_index else "fresh dice"
         return f"turn score {tau} chips ({50 * tau} points), {last}, {n} dice in hand"
+
+    policy_names = ("stop-at-K",)
+
+    def named_policy(self, name: str) -> Rule | None:
+        """stop-at-K: roll (never giving dice back) until the turn score reaches K chips."""
+        threshold = parse_threshold("stop-at-{K}", name)
+        if threshold is None:
+            return None
+
+        def batch(observations: np.ndarray) -> np.ndarray:
+            tau = np.asarray(observations).reshape(-1, 3)[:, 0]
+            return np.where((tau > 0) & (tau >= threshold), STOP, ROLL)
+
+        return Rule.from_batch(batch, name)
 
     def picture(self, state: TTState, context: dict):
         tau, config_index, n = state

@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from dice_envs.games.base import cumulative
+from dice_envs.games.fold import fold_factory
 from dice_envs.games.pig import HOLD, Pig, PigState
-from dice_envs.games.two_player import Solitaire, fold_factory
+from dice_envs.games.views import Solitaire
 
 
 class TwoDicePig(Pig):

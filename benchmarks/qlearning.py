@@ -1,12 +1,13 @@
-"""Benchmark: tabular Q-learning on one env copy against 512 copies of the native vector env.
+"""Benchmark tabular Q-learning on one env copy against 512 copies of the native vector env.
 
-    python -m training.bench [--games sum_avoid d20_rounds pig ten_thousand] [--out docs]
+    python -m benchmarks.qlearning [--games sum_avoid d20_rounds pig ten_thousand] [--out docs]
 
 Each game's committed Q-learning config at the quick budget, seeds 0, 1 and 2, trained twice in
 the same run into a temporary run store: `n_envs: 1` (the scalar learner, one env step and
 one update at a time) and the config's own default (512 copies, one batched update per step
 of the batch). Reported: training seconds (evaluations excluded), steps per second, and the
-exact relative gap at the end, mean over the seeds. `make bench` writes the README section.
+exact relative gap at the end, mean over the seeds. Writes OUT/bench_qlearning.json; with the
+repository's own docs folder (the default) also the README's "training-bench" section.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
-from baselines.demo import markdown_table
-from baselines.readme import replace_section
+from baselines.game_pages import markdown_table
+from docs.tools.readme import DOCS, ROOT, replace_readme_section
 from training.config import load_config
 from training.train import run
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+CONFIGS = ROOT / "configs"
 GAMES = ("sum_avoid", "d20_rounds", "pig", "ten_thousand")
 SEEDS = (0, 1, 2)
 
@@ -58,7 +59,7 @@ def bench_qlearning(games: tuple[str, ...]) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", nargs="+", default=list(GAMES))
-    parser.add_argument("--out", type=Path, default=Path("docs"))
+    parser.add_argument("--out", type=Path, default=DOCS, help="the docs folder (default: docs)")
     args = parser.parse_args(argv)
     rows = bench_qlearning(tuple(args.games))
     scalar = {r["game"]: r for r in rows if r["n_envs"] == 1}
@@ -96,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     print(report)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "bench_qlearning.json").write_text(json.dumps(rows, indent=1))
-    if args.out == Path("docs"):
-        replace_section("training-bench", report.replace("### ", "#### "))
+    if args.out.resolve() == DOCS:
+        replace_readme_section("training-bench", report.replace("### ", "#### "))
     return 0
 
 

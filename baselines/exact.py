@@ -1,0 +1,161 @@
+"""The exact answers every game has: its tables, its optimum and the exact score of a policy.
+
+`baselines` re-exports these (`baselines.solve`, `baselines.evaluate`, ...).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from baselines.evaluation import Evaluation, evaluate_on, score_actions
+from baselines.heuristics import heuristic
+from baselines.solvers import Solution, bellman_residual, solve_mdp
+from baselines.specialised import SPECIALISED
+from dice_envs import game, make_model
+from dice_envs.tables import Tables, build_tables
+
+METHODS = ("auto", "generic", "backward", "value_iteration", "specialised")
+# A specialised solve is mapped onto the tables (for its Bellman residual) up to this many
+# outcome rows; beyond, the tables would take longer than the solve and the residual is NaN.
+TABLE_ROWS_LIMIT = 20_000_000
+_CACHE: OrderedDict[Any, tuple[Tables, Solution]] = OrderedDict()
+_CACHE_SIZE = 8
+
+
+def tabulate(env_id: str, **kwargs: Any) -> Tables:
+    """Enumerate the game behind `env_id` (with the env's keyword arguments) into tables; a
+    ValueError where its registration says the tables are too large at those arguments."""
+    game(env_id).check_tables(kwargs)
+    return build_tables(make_model(env_id, **kwargs))
+
+
+def solve(env_id: str, *, method: str = "auto", tol: float = 1e-12, **kwargs: Any) -> Solution:
+    """The optimal value and policy of `env_id` with the env's keyword arguments.
+
+    `method`: "auto" (a game-specific solver where there is one, else "generic"), "generic"
+    (backward induction if the game is acyclic, value iteration otherwise), "backward",
+    "value_iteration" (to the tolerance `tol`) or "specialised". Its Bellman residual and
+    state count are measured on the tables (reachable, non-terminal states; a specialised
+    solver may also answer for positions the start never reaches); a specialised solver builds
+    them only when `bellman_residual` or `num_states` is first read, so `Solution.seconds`
+    (the whole call) leaves them out, and `Solution.table_seconds` says what they took. A
+    generic solve's `seconds` includes its tables.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    start = time.perf_counter()
+    model = make_model(env_id, **kwargs)
+    specialised = SPECIALISED.get(env_id)
+    if method == "specialised" and specialised is None:
+        raise ValueError(f"{env_id} has no specialised solver; use method='generic'")
+    if specialised is not None and method in ("auto", "specialised"):
+        solution = specialised.solve(model)
+        if specialised.outcome_rows(model) <= TABLE_ROWS_LIMIT:
+            solution.measure_on(functools.partial(build_tables, model))
+    else:
+        mdp_method = "auto" if method in ("auto", "generic") else method
+        tables = build_tables(model)
+        solution = solve_mdp(tables, mdp_method, tol)
+        solution.table_seconds = tables.seconds
+    solution.seconds = time.perf_counter() - start
+    return solution
+
+
+def enumerated(env_id: str, **kwargs: Any) -> tuple[Tables, Solution]:
+    """The game's tables and its optimum on their states, kept for the next call."""
+    return _enumerated(env_id, kwargs)
+
+
+def _plain(value: Any) -> bool:
+    """A value that can not change behind the cache's back (no callables, tables, objects)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    return isinstance(value, tuple | list) and all(_plain(v) for v in value)
+
+
+def _enumerated(env_id: str, kwargs: dict[str, Any]) -> tuple[Tables, Solution]:
+    # Only plain arguments are cached: a callable or a table opponent may change in place.
+    key = None
+    if all(_plain(v) for v in kwargs.values()):
+        key = (env_id, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
+    if key is not None and key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    tables = tabulate(env_id, **kwargs)
+    specialised = SPECIALISED.get(env_id)
+    if specialised is None:
+        entry = (tables, solve_mdp(tables))
+    else:
+        entry = (tables, on_states(specialised.solve(tables.model), tables))
+    entry[1].visits()  # where the optimum goes, for every evaluation's agreement
+    if key is not None:
+        _CACHE[key] = entry
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return entry
+
+
+def on_states(solution: Solution, tables: Tables) -> Solution:
+    """`solution` re-indexed by the states of `tables` (for a solver with its own indexing),
+    with its Bellman residual computed on the tables."""
+    if solution.mdp is tables:
+        return solution
+    rows = solution.indices_of(tables.observation_array)
+    if (rows < 0).any():
+        missing = tables.observations[int(np.flatnonzero(rows < 0)[0])]
+        raise ValueError(f"the {solution.method} solution has no value for state {missing}")
+    state_values = solution.state_values[rows]
+    return Solution(
+        value=solution.value,
+        state_values=state_values,
+        q=solution.q[rows],
+        policy=solution.policy[rows],
+        legal=tables.legal,
+        index_of=tables.index_of,
+        method=solution.method,
+        seconds=solution.seconds,
+        _residual=bellman_residual(tables, state_values),
+        iterations=solution.iterations,
+        mdp=tables,
+        table_seconds=tables.seconds,
+    )
+
+
+def evaluate(
+    policy: Any,
+    env_id: str,
+    *,
+    obs_transform: Any = None,
+    deterministic: bool = True,
+    **kwargs: Any,
+) -> Evaluation:
+    """Evaluate `policy` exactly on `env_id` (with the env's keyword arguments).
+
+    The policy may be a callable obs -> action, a numpy table indexed by the observation, a
+    mapping, anything with SB3's `predict`, a `Solution`, or the name of a heuristic of
+    `baselines.heuristics` ("stop-at-25"). Stochastic policies are scored exactly too: a float
+    table with a last axis of action probabilities, a callable returning a probability vector,
+    or an SB3 model with `deterministic=False` (its action distribution, as it plays when
+    sampling). `obs_transform` maps a batch of raw observations to what the policy was trained
+    on (for models trained through observation wrappers). The game is enumerated once per
+    distinct arguments and kept (with its optimum) for the next call. The result also says
+    where the gap is lost (`Evaluation.losses`, per state, summing to the gap).
+    """
+    if isinstance(policy, str):
+        policy = heuristic(env_id, policy, **kwargs)
+    tables, optimum = _enumerated(env_id, kwargs)
+    if isinstance(policy, Solution) and obs_transform is None:
+        # A solution's own greedy actions on the tables' states, without a call per state.
+        start = time.perf_counter()
+        actions = on_states(policy, tables).policy
+        evaluation = score_actions(actions, tables, optimum)
+        evaluation.seconds = time.perf_counter() - start
+        return evaluation
+    return evaluate_on(
+        policy, tables, optimum, obs_transform=obs_transform, deterministic=deterministic
+    )

@@ -1,0 +1,59 @@
+"""Hand-written policies of the single-agent games: `Rule`, one function for one observation
+and for a batch of them, so that exact evaluation asks a whole grid in one call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+
+class Rule:
+    """A policy asked in batches: `rule.batch(observations)` for a whole (n,) or (n, d) int
+    array at once (exact evaluation calls that once), giving (n,) actions or (n, num_actions)
+    probabilities; `rule(obs)` for one observation."""
+
+    def __init__(
+        self,
+        single: Callable[[object], int],
+        batch: Callable[[np.ndarray], np.ndarray],
+        name: str = "rule",
+    ) -> None:
+        self.single, self.batch, self.name = single, batch, name
+
+    def __call__(self, obs) -> int:
+        return self.single(obs)
+
+    def __repr__(self) -> str:
+        return f"Rule({self.name})"
+
+    @classmethod
+    def from_batch(cls, batch: Callable[[np.ndarray], np.ndarray], name: str = "rule") -> Rule:
+        """A rule written once, for a batch; one observation is a batch of one. The batch gives
+        (n,) actions, or (n, num_actions) probabilities for a policy that mixes."""
+
+        def single(obs):
+            row = np.asarray(batch(np.asarray(obs)))[0]
+            return int(row) if row.ndim == 0 else row
+
+        return cls(single, batch, name)
+
+    @classmethod
+    def from_table(cls, actions: np.ndarray, name: str = "table") -> Rule:
+        """Play a table of actions indexed by the observation's components."""
+        actions = np.asarray(actions)
+
+        def batch(observations: np.ndarray) -> np.ndarray:
+            observations = np.asarray(observations).reshape(-1, actions.ndim)
+            return actions[tuple(observations.T)].astype(np.int64)
+
+        return cls.from_batch(batch, name)
+
+
+def parse_threshold(pattern: str, name: str) -> int | None:
+    """K from a name of the form `pattern` with K in place of `{K}` ("stop-at-{K}"), else None."""
+    prefix, _, suffix = pattern.partition("{K}")
+    if not (name.startswith(prefix) and name.endswith(suffix)):
+        return None
+    digits = name[len(prefix) : len(name) - len(suffix)]
+    return int(digits) if digits.isdigit() else None

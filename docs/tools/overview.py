@@ -1,0 +1,52 @@
+"""The overview: the README's table of games and list of pages, and the optimum and heuristics
+of every game."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import baselines
+from baselines.game_pages import heuristic_table, markdown_table, optimum_table, page_path
+from dice_envs import GAMES
+from dice_envs import env_ids as registry_ids
+
+# The docs folder as the README links it (relative to the repository's root).
+README_DOCS = Path("docs")
+
+
+def games_table() -> str:
+    """The README's opening table: every id (linking its page), what it is, its optimum at
+    the defaults."""
+    rows = [
+        [
+            f"[`{env_id}`]({page_path(env_id, README_DOCS)})",
+            GAMES[env_id].summary,
+            f"{baselines.solve(env_id).value:.6f}",
+        ]
+        for env_id in registry_ids()
+    ]
+    return markdown_table(["id", "game", "optimum at the defaults"], rows)
+
+
+def overview_sections() -> list[str]:
+    """The optimum of every id at its defaults, and the named policies scored exactly."""
+    return [
+        "## Optimal values at the default arguments\n\n"
+        "Time: the solve (a generic solve's includes building the tables; a specialised one's"
+        " does not, and its tables are built only to measure the residual, up to "
+        f"{baselines.TABLE_ROWS_LIMIT:,} outcome rows; Simultaneous Hog's would have more, so"
+        " it has neither the generic solve nor the residual here).\n\n" + optimum_table(),
+        "## The source documents' heuristics, evaluated exactly\n\n" + heuristic_table(),
+    ]
+
+
+def pages_section() -> str:
+    """The README's list of the games' pages, in place of their own sections."""
+    pages = "\n".join(
+        f"- [{env_id.split('/')[-1]}]({page_path(env_id, README_DOCS)}): {GAMES[env_id].summary}"
+        for env_id in registry_ids()
+    )
+    return (
+        "## Each game's page\n\nRules, spaces, optimum, heuristics, pictures and "
+        f"training results, one page per game:\n\n{pages}"
+    )

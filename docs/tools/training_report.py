@@ -1,0 +1,141 @@
+"""Write the repository's training docs from the run store (`make train`, `make report`).
+
+    python -m docs.tools.training_report [--budget quick|full] [--configs configs]
+                                         [--runs runs] [--games pig ...]
+
+Run from the repository's root. The library's report (`training.report`) goes to
+docs/training (the `quick` budget) or docs/training/full (`full`), each trained game's
+training section to docs/games/<game>.md, and the pages of games no config trains at the
+budget say so. Then the README: its `training`, `training-timing` and
+`training-exploitability` sections from a `quick` report of every config, its `training-full`
+section from a `full` report that has the default games (`README_FULL_CONFIGS`); a report of
+fewer configs leaves the README as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from docs.tools.readme import README, ROOT, replace_readme_section
+from training.report import (
+    Report,
+    ReportError,
+    best_agents,
+    describe,
+    gap_plots,
+    make_report,
+    results_table,
+    timing_text,
+    write_game_pages,
+    write_untrained_pages,
+)
+
+# The README's full-budget section shows these configs (the default games); the report in
+# docs/training/full has every config with a full budget.
+README_FULL_CONFIGS = (
+    "pig/qlearning_goal100",
+    "pig/ppo_goal100",
+    "d20_rounds/qlearning_rounds100",
+    "d20_rounds/ppo_rounds100",
+)
+
+
+def report_folder(budget: str, docs: Path) -> Path:
+    """Where the repository keeps the report of `budget`."""
+    return docs / "training" if budget == "quick" else docs / "training" / "full"
+
+
+def _config_name(path: Path) -> str:
+    """configs/pig/ppo_goal100.yaml -> pig/ppo_goal100."""
+    return f"{path.parent.name}/{path.stem}"
+
+
+def _linked(text: str, folder: Path) -> str:
+    """The report's figure links (relative to its folder) made relative to the README."""
+    return text.replace("](", f"]({folder}/")
+
+
+def write_quick_sections(report: Report, readme: Path) -> None:
+    """The README's results, exploitability and timing sections from the `quick` report."""
+    out = report.out
+    results = f"{report.description}\n\n{report.table}\n\n{report.plots}\n\n{report.monte_carlo}"
+    replace_readme_section("training", _linked(results, out), readme)
+    replace_readme_section("training-timing", report.timing, readme)
+    if report.exploitability:
+        replace_readme_section(
+            "training-exploitability", _linked(report.exploitability, out), readme
+        )
+
+
+def write_full_section(report: Report, readme: Path, full_configs=None) -> bool:
+    """The README's `training-full` section: the default games' rows, figures and times, with
+    a link to the rest; False (nothing written) if the report lacks one of them."""
+    full_configs = README_FULL_CONFIGS if full_configs is None else full_configs
+    groups = report.groups
+    shown = {p: g for p, g in groups.items() if _config_name(p) in full_configs}
+    if len(shown) != len(full_configs):
+        return False
+    stems = {game for game, paths in report.by_game.items() if any(p in shown for p in paths)}
+    rest = len(groups) - len(shown)
+    others = (
+        f"\n\nThe other {rest} configs of this report: [the full report](report.md), and "
+        f"each game's page."
+        if rest
+        else ""
+    )
+    section = (
+        f"{describe(shown, report.budget)}\n\n{results_table(shown)}\n\n{best_agents(shown)}"
+        f"\n\n{gap_plots(report, stems)}{others}\n\n"
+        f"{timing_text(shown, 'shown here', report.sweeps)}"
+    )
+    replace_readme_section("training-full", _linked(section, report.out), readme)
+    return True
+
+
+def write_training_docs(
+    configs: str | Path,
+    budget: str,
+    runs: str | Path,
+    games: list[str] | None = None,
+    docs: Path = Path("docs"),
+    readme: Path = README,
+    full_configs: tuple[str, ...] | None = None,
+) -> Report:
+    """The report of `budget` into its folder under `docs`, the games' pages, and the
+    README's sections (`docs` relative to the README's folder, as its links are)."""
+    reproduce = "`make demo`" if budget == "quick" else None
+    report = make_report(configs, budget, runs, report_folder(budget, docs), games, reproduce)
+    write_game_pages(report, docs)
+    write_untrained_pages(configs, budget, docs)
+    if budget == "quick" and games is None:
+        write_quick_sections(report, readme)
+    elif budget == "full" and not write_full_section(report, readme, full_configs):
+        print("the README's full section needs every default config; left as it is")
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m docs.tools.training_report", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--configs", default="configs")
+    parser.add_argument("--runs", default="runs")
+    parser.add_argument("--budget", default="quick", choices=("quick", "full"))
+    parser.add_argument("--games", nargs="+", default=None)
+    args = parser.parse_args(argv)
+    if Path.cwd().resolve() != ROOT:
+        parser.exit(2, f"error: run from the repository's root, {ROOT} (make report)\n")
+    try:
+        report = write_training_docs(args.configs, args.budget, args.runs, args.games)
+    except (ReportError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(report.table)
+    print(f"report in {report.out}/, pages in docs/games/", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

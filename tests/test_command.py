@@ -1,0 +1,136 @@
+"""The `dice-envs` console script, run as a user runs it (a subprocess of the installed
+script), on small games."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+import baselines
+import dice_envs as dice_envs_package
+from training.run_policy import load_run_policy
+
+SCRIPT = Path(sys.executable).parent / "dice-envs"
+D20 = "dice_envs/D20Rounds-v0"
+
+
+def dice_envs(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    if not SCRIPT.exists():
+        pytest.fail(f"the console script is not installed at {SCRIPT} (pip install -e .)")
+    return subprocess.run(
+        [str(SCRIPT), *args], input=stdin, capture_output=True, text=True, timeout=180
+    )
+
+
+def last_json(result: subprocess.CompletedProcess) -> dict:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_games_lists_every_registered_game():
+    games = last_json(dice_envs("games", "--json"))["games"]
+    ids = [game["env_id"] for game in games]
+    assert ids == list(dice_envs_package.env_ids())
+    pig = next(game for game in games if game["env_id"] == "dice_envs/Pig-v0")
+    assert pig["players"] == "two" and "hold-at-K" in pig["policy_names"]
+    assert any("Neller" in reference for reference in pig["references"])
+
+
+def test_solve_with_options_in_any_order():
+    first = last_json(dice_envs("solve", "dice_envs/SumAvoid-v0", "N=10", "--json"))
+    second = last_json(dice_envs("solve", "dice_envs/SumAvoid-v0", "--json", "N=10"))
+    assert round(first["value"], 3) == 13.217 and first["value"] == second["value"]
+    assert first["bellman_residual"] <= 1e-9
+
+
+def test_evaluate_a_named_policy_and_a_saved_table(tmp_path):
+    named = last_json(dice_envs("evaluate", "--policy", "take-anything", D20, "rounds=2", "--json"))
+    # By hand: taking the 1 showing twice pays 2; the optimum rerolls, then takes: 10.5.
+    assert named["value"] == pytest.approx(2.0) and named["optimal_value"] == pytest.approx(10.5)
+    table = np.zeros((3, 21), dtype=np.int64)  # rounds left, face: take everything...
+    table[2, 1] = 1  # ...but reroll the first 1: reroll, then take a fair d20's mean, 10.5
+    np.save(tmp_path / "policy.npy", table)
+    saved_table = str(tmp_path / "policy.npy")
+    saved = last_json(dice_envs("evaluate", D20, "rounds=2", "--policy", saved_table, "--json"))
+    assert saved["value"] == pytest.approx(10.5) and saved["gap"] == pytest.approx(0.0, abs=1e-9)
+    # Where it loses: the one state the named policy misplays carries the whole gap.
+    assert named["where_lost"][0]["observation"] == [2, 1]
+    assert named["where_lost"][0]["loss"] == pytest.approx(8.5)
+
+
+def test_exploitability_and_equilibrium_agree_with_the_library():
+    found = last_json(
+        dice_envs(
+            "exploitability", "dice_envs/Pig-v0", "goal=10", "--policy", "hold-at-5", "--json"
+        )
+    )
+    expected = baselines.exploitability("hold-at-5", "dice_envs/Pig-v0", goal=10)
+    assert found["value"] == pytest.approx(expected.value, abs=1e-9) and found["value"] > 0
+    equilibrium = last_json(
+        dice_envs(
+            "equilibrium", "dice_envs/SimultaneousHog-v0", "goal=6", "max_dice=2",
+            "--at", "0,0", "3,4", "--json",
+        )
+    )  # fmt: skip
+    assert equilibrium["value"] == pytest.approx(0.5)
+    assert sum(equilibrium["strategy at 3,4"]) == pytest.approx(1.0)
+
+
+def test_play_shows_action_values_and_what_a_choice_gives_up():
+    # Round 1 shows a 1: taking it (worth 2) instead of rerolling (10.5) gives up 8.5; then
+    # a wrong word is refused and the last round's take gives up nothing.
+    result = dice_envs("play", D20, "rounds=2", "--seed", "0", stdin="take\nfold\n0\n")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "1: reroll         worth 10.5 (best)" in out
+    assert "you chose take: gave up 8.5" in out
+    assert "not a legal move: 'fold'" in out
+    assert "your choices gave up 8.5 in expectation" in out
+
+
+def test_play_stops_cleanly_when_the_input_ends():
+    result = dice_envs("play", D20, "rounds=3", stdin="")
+    assert result.returncode == 1 and "input ended" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("solve", "dice_envs/SumAvoid-v0", "N=1"), "N must be"),
+        (("solve", "dice_envs/Nope-v0"), "env_id must be one of"),
+        (("solve", "dice_envs/SumAvoid-v0", "oops"), "key=value"),
+        (("evaluate", "dice_envs/SumAvoid-v0", "--policy", "dance"), "stop-at-K"),
+        (("evaluate", D20, "--policy", "missing.npy"), "does not exist"),
+        (("fly",), "invalid choice"),
+    ],
+)
+def test_errors_are_clear(args, message):
+    result = dice_envs(*args)
+    assert result.returncode == 2 and message in result.stderr
+
+
+def test_every_subcommand_has_help():
+    for command in ("games", "solve", "evaluate", "exploitability", "equilibrium", "play",
+                    "train", "sweep", "tune", "report"):  # fmt: skip
+        result = dice_envs(command, "--help")
+        assert result.returncode == 0 and "usage:" in result.stdout, command
+
+
+def test_a_run_folder_in_the_older_state_order_becomes_a_grid_table(tmp_path):
+    tables, optimum = baselines.enumerated(D20, rounds=3)
+    (tmp_path / "config.yaml").write_text(
+        yaml.safe_dump({"env_id": D20, "env_kwargs": {"rounds": 3}, "algo": "qlearning"})
+    )
+    np.save(tmp_path / "actions.npy", optimum.policy.astype(np.int16))
+    env_id, kwargs, table = load_run_policy(tmp_path)
+    assert (env_id, kwargs, table.shape) == (D20, {"rounds": 3}, (4, 21))
+    assert baselines.evaluate(table, D20, rounds=3).gap == pytest.approx(0.0, abs=1e-12)
+    assert table[0, 0] == -1  # no state has that observation
+    run = last_json(dice_envs("evaluate", D20, "rounds=3", "--policy", str(tmp_path), "--json"))
+    assert run["gap"] == pytest.approx(0.0, abs=1e-9)

@@ -1,0 +1,134 @@
+"""One policy convention: every form of the same policy (a name, a table of actions or of
+probabilities, a callable returning an action or probabilities, a batched callable, a mapping,
+an SB3 model) gets the same exact value and the same exploitability."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import baselines
+from dice_envs.games.pig import HOLD, ROLL
+from dice_envs.policies import batched
+
+PIG, SIMHOG = "dice_envs/Pig-v0", "dice_envs/SimultaneousHog-v0"
+PIG_ARGS, SIMHOG_ARGS = {"goal": 30}, {"goal": 12}
+PIG_GRID, SIMHOG_GRID = (31, 31, 30), (13, 13)
+
+
+def hold_at_20_forms() -> dict[str, object]:
+    """Pig's hold-at-20 (roll while the turn total is below 20) in every form."""
+    turn = np.indices(PIG_GRID)[2]
+    actions = np.where(turn < 20, ROLL, HOLD)
+    one_hot = np.eye(2)[actions]
+    return {
+        "name": "hold-at-20",
+        "table of actions": actions,
+        "table of probabilities": one_hot,
+        "callable": lambda obs: ROLL if obs[2] < 20 else HOLD,
+        "callable of probabilities": lambda obs: one_hot[tuple(obs)],
+        "batched": batched(lambda obs: np.where(obs[:, 2] < 20, ROLL, HOLD)),
+        "batched probabilities": batched(lambda obs: one_hot[tuple(obs.T)]),
+        "mapping": {obs: int(actions[obs]) for obs in np.ndindex(PIG_GRID)},
+    }
+
+
+def uniform_forms() -> dict[str, object]:
+    """Simultaneous Hog's uniformly random number of dice (1..10) in every form."""
+    uniform = np.full(SIMHOG_GRID + (10,), 0.1)
+    return {
+        "name": "random",
+        "table of probabilities": uniform,
+        "callable of probabilities": lambda obs: np.full(10, 0.1),
+        "batched probabilities": batched(lambda obs: np.full((len(obs), 10), 0.1)),
+    }
+
+
+def three_dice_forms() -> dict[str, object]:
+    """Simultaneous Hog's three dice everywhere (action 2) in every form."""
+    return {
+        "name": "dice-3",
+        "table of actions": np.full(SIMHOG_GRID, 2),
+        "callable": lambda obs: 2,
+        "batched": batched(lambda obs: np.full(len(obs), 2)),
+        "mapping": {obs: 2 for obs in np.ndindex(SIMHOG_GRID)},
+    }
+
+
+CASES = [
+    (PIG, PIG_ARGS, hold_at_20_forms),
+    (SIMHOG, SIMHOG_ARGS, uniform_forms),
+    (SIMHOG, SIMHOG_ARGS, three_dice_forms),
+]
+
+
+@pytest.mark.parametrize("env_id, kwargs, forms", CASES)
+def test_every_form_evaluates_the_same(env_id, kwargs, forms):
+    values = {
+        form: baselines.evaluate(policy, env_id, **kwargs).value for form, policy in forms().items()
+    }
+    reference = values["name"]
+    assert 0.0 < reference < 1.0
+    for form, value in values.items():
+        assert value == pytest.approx(reference, abs=1e-12), form
+
+
+@pytest.mark.parametrize("env_id, kwargs, forms", CASES)
+def test_every_form_is_equally_exploitable(env_id, kwargs, forms):
+    values = {
+        form: baselines.exploitability(policy, env_id, **kwargs).value
+        for form, policy in forms().items()
+    }
+    reference = values["name"]
+    assert reference > 0.01  # none of these is an equilibrium
+    for form, value in values.items():
+        assert value == pytest.approx(reference, abs=1e-12), form
+
+
+@pytest.mark.parametrize("env_id, kwargs, forms", CASES)
+def test_every_form_is_the_same_opponent(env_id, kwargs, forms):
+    arguments = {key: value for key, value in kwargs.items()}
+    values = {
+        form: baselines.solve(env_id, opponent=policy, **arguments).value
+        for form, policy in forms().items()
+    }
+    for form, value in values.items():
+        assert value == pytest.approx(values["name"], abs=1e-12), form
+
+
+def test_an_sb3_model_is_the_table_of_its_actions():
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from dice_envs.envs.sb3 import DiceSB3VecEnv
+
+    model = MaskablePPO("MlpPolicy", DiceSB3VecEnv(PIG, num_envs=2, **PIG_ARGS), seed=3)
+    grid = np.indices(PIG_GRID).reshape(3, -1).T
+    actions, _ = model.predict(grid, deterministic=True)
+    table = actions.reshape(PIG_GRID)
+    by_model = baselines.evaluate(model, PIG, **PIG_ARGS)
+    by_table = baselines.evaluate(table, PIG, **PIG_ARGS)
+    assert by_model.value == pytest.approx(by_table.value, abs=1e-12)
+    exploit_model = baselines.exploitability(model, PIG, **PIG_ARGS).value
+    exploit_table = baselines.exploitability(table, PIG, **PIG_ARGS).value
+    assert exploit_model == pytest.approx(exploit_table, abs=1e-12)
+
+
+def test_a_name_that_does_not_fit_the_game_lists_the_names_that_do():
+    with pytest.raises(ValueError, match="must be one of five-dice, dice-K, random, optimal"):
+        baselines.evaluate("hold-at-20", SIMHOG, **SIMHOG_ARGS)
+    with pytest.raises(ValueError, match="env_id must be one of"):
+        baselines.evaluate("hold-at-20", "dice_envs/Pgi-v0")
+    # Simultaneous Hog's default opponent is a named policy of the game like any other.
+    assert baselines.evaluate("five-dice", SIMHOG, **SIMHOG_ARGS).value == pytest.approx(0.5)
+
+
+def test_the_old_opponent_callable_form_still_works_with_a_warning():
+    with pytest.warns(DeprecationWarning, match="takes the observation"):
+        old = baselines.solve(PIG, opponent=lambda own, other, turn: int(turn < 20), **PIG_ARGS)
+    assert old.value == pytest.approx(baselines.solve(PIG, **PIG_ARGS).value, abs=1e-12)
+
+
+def test_a_slow_form_says_what_the_fast_one_is():
+    with pytest.warns(UserWarning, match="batched"):
+        baselines.evaluate(lambda obs: 1, PIG, goal=100)

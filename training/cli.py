@@ -1,0 +1,279 @@
+"""The `dice-envs` command: what users do with the games, one subcommand each.
+
+    dice-envs games                                   the registered games
+    dice-envs solve ENV_ID [key=value ...]            the optimal value
+    dice-envs evaluate ENV_ID [key=value ...] --policy POLICY
+    dice-envs exploitability ENV_ID [key=value ...] --policy POLICY
+    dice-envs equilibrium ENV_ID [key=value ...]      a simultaneous game's equilibrium
+    dice-envs play ENV_ID [key=value ...]             play in the terminal, the exact values shown
+    dice-envs train | sweep | tune | report ...       training (see each one's --help)
+
+POLICY is a named policy of the game ("hold-at-20"; "optimal": the solution itself), a saved
+table (a .npy file over the observation grid), a saved SB3 model (.zip) or a run folder of
+the run store. Options may come in any order; `--json` prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+import baselines
+from dice_envs import GAMES, env_ids
+from dice_envs.policies import named_policy, policy_names
+
+# Subcommands that are whole commands of their own: their arguments go to their main().
+DELEGATED = {
+    "train": ("training.train", "train one config and seed (resumes; reads back a finished run)"),
+    "sweep": ("training.sweep", "train every config of a budget, locally or on Ray"),
+    "tune": ("training.tune", "search hyperparameters with Ray Tune on the exact gap"),
+    "report": ("training.report", "tables and figures of the runs of a budget"),
+}
+
+
+def parse_kwargs(pairs: list[str]) -> dict[str, Any]:
+    """`key=value` pairs; values are Python literals where they parse, else strings."""
+    kwargs: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise ValueError(f"game arguments must look like key=value, got {pair!r}")
+        try:
+            kwargs[key] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            kwargs[key] = text
+    return kwargs
+
+
+def load_policy(spec: str, env_id: str, kwargs: dict[str, Any]) -> Any:
+    """A policy from the command line: a run folder, a .npy table, an SB3 .zip, "optimal", or
+    a named policy of the game."""
+    path = Path(spec)
+    if path.is_dir():
+        from training.run_policy import load_run_policy
+
+        run_env_id, run_kwargs, policy = load_run_policy(path)
+        if (run_env_id, run_kwargs) != (env_id, kwargs):
+            raise ValueError(
+                f"the run in {path} was trained on {run_env_id} {run_kwargs}, not on "
+                f"{env_id} {kwargs}: name the same game and arguments"
+            )
+        return policy
+    if path.suffix == ".npy" and path.is_file():
+        return np.load(path, allow_pickle=False)
+    if path.suffix == ".zip" and path.is_file():
+        return load_sb3_model(path)
+    if path.suffix in (".npy", ".zip"):
+        raise ValueError(f"policy file {path} does not exist")
+    if spec == "optimal":
+        return baselines.solve(env_id, **kwargs)
+    return named_policy(env_id, spec, **kwargs)
+
+
+def load_sb3_model(path: Path) -> Any:
+    """A saved MaskablePPO or PPO model (whichever class saved it)."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+
+    errors = []
+    for algorithm in (MaskablePPO, PPO):
+        try:
+            return algorithm.load(path, device="cpu")
+        except (ValueError, KeyError, RuntimeError, TypeError) as error:
+            errors.append(f"{algorithm.__name__}: {error}")
+    raise ValueError(f"{path} is not a saved PPO or MaskablePPO model ({'; '.join(errors)})")
+
+
+def _games(args: argparse.Namespace) -> dict[str, Any]:
+    rows = []
+    for env_id in env_ids():
+        entry = GAMES[env_id]
+        rows.append(
+            {
+                "env_id": env_id,
+                "players": entry.players,
+                "summary": entry.summary,
+                "policy_names": list(policy_names(env_id)),
+                "references": [str(reference) for reference in entry.references],
+            }
+        )
+    return {"games": rows}
+
+
+def _solve(args: argparse.Namespace) -> dict[str, Any]:
+    kwargs = parse_kwargs(args.kwargs)
+    solution = baselines.solve(args.env_id, method=args.method, **kwargs)
+    return {
+        "env_id": args.env_id,
+        "kwargs": kwargs,
+        "value": solution.value,
+        "method": solution.method,
+        "seconds": solution.seconds,
+        "states": solution.num_states,
+        "bellman_residual": solution.bellman_residual,
+        "table_seconds": solution.table_seconds,
+    }
+
+
+def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
+    kwargs = parse_kwargs(args.kwargs)
+    start = time.perf_counter()
+    policy = load_policy(args.policy, args.env_id, kwargs)
+    evaluation = baselines.evaluate(
+        policy, args.env_id, deterministic=not args.stochastic, **kwargs
+    )
+    result = {"env_id": args.env_id, "kwargs": kwargs, "policy": args.policy}
+    result.update(evaluation.as_dict())
+    result["where_lost"] = [
+        {"observation": obs, "loss": loss} for obs, loss in evaluation.where_lost(args.where_lost)
+    ]
+    result["seconds"] = time.perf_counter() - start
+    return result
+
+
+def _exploitability(args: argparse.Namespace) -> dict[str, Any]:
+    kwargs = parse_kwargs(args.kwargs)
+    policy = load_policy(args.policy, args.env_id, kwargs)
+    found = baselines.exploitability(policy, args.env_id, **kwargs)
+    return {"env_id": args.env_id, "kwargs": kwargs, "policy": args.policy, **found.as_dict()}
+
+
+def _equilibrium(args: argparse.Namespace) -> dict[str, Any]:
+    kwargs = parse_kwargs(args.kwargs)
+    found = baselines.equilibrium(args.env_id, **kwargs)
+    result = {
+        "env_id": args.env_id,
+        "kwargs": kwargs,
+        "value": found.value,
+        "mixed_positions": found.mixed_positions,
+        "saddle_gap": found.saddle_gap,
+        "seconds": found.seconds,
+    }
+    for obs in args.at:
+        key = ",".join(map(str, obs))
+        result[f"strategy at {key}"] = found.strategy(obs).round(6).tolist()
+        result[f"value at {key}"] = found.value_at(obs)
+    return result
+
+
+def _observation_pair(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"an observation looks like 3,5; got {text!r}") from None
+
+
+def _print(result: dict[str, Any], as_json: bool, out: TextIO) -> None:
+    if as_json:
+        print(json.dumps(result, default=_plain), file=out)
+        return
+    for key, value in result.items():
+        if isinstance(value, float):
+            print(f"{key:>18}: {value:.10g}", file=out)
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            print(f"{key:>18}:", file=out)
+            for row in value:
+                print(" " * 20 + ", ".join(f"{k} {_plain(v)}" for k, v in row.items()), file=out)
+        else:
+            print(f"{key:>18}: {_plain(value)}", file=out)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, float):
+        return float(f"{value:.10g}")
+    return value if isinstance(value, str | int | list | dict | tuple) else str(value)
+
+
+COMMANDS = {
+    "games": ("the registered games", _games),
+    "solve": ("the optimal value of a game", _solve),
+    "evaluate": ("the exact value of a policy, its gap and where it loses", _evaluate),
+    "exploitability": ("what a best response wins against a policy", _exploitability),
+    "equilibrium": ("a simultaneous game's equilibrium", _equilibrium),
+    "play": ("play in the terminal with the exact value of every action shown", None),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser: it lists the subcommands (each parses its own arguments)."""
+    parser = argparse.ArgumentParser(
+        prog="dice-envs",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (text, _run) in COMMANDS.items():
+        commands.add_parser(name, help=text)
+    for name, (_module, text) in DELEGATED.items():
+        commands.add_parser(name, help=text)
+    return parser
+
+
+def command_parser(name: str) -> argparse.ArgumentParser:
+    """The parser of subcommand `name`: options and positionals in any order."""
+    text, run = COMMANDS[name]
+    parser = argparse.ArgumentParser(prog=f"dice-envs {name}", description=text)
+    parser.set_defaults(run=run, command=name)
+    if name != "play":
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+    if name == "games":
+        return parser
+    parser.add_argument("env_id", help="a registered id, e.g. dice_envs/Pig-v0")
+    parser.add_argument("kwargs", nargs="*", metavar="key=value", help="game arguments")
+    if name == "solve":
+        parser.add_argument("--method", default="auto", choices=baselines.METHODS)
+    if name in ("evaluate", "exploitability"):
+        parser.add_argument(
+            "--policy",
+            required=True,
+            help="a named policy, 'optimal', a .npy table, an SB3 .zip or a run folder",
+        )
+    if name == "evaluate":
+        parser.add_argument("--stochastic", action="store_true", help="an SB3 model as it samples")
+        parser.add_argument(
+            "--where-lost", type=int, default=5, help="how many observations of largest loss"
+        )
+    if name == "equilibrium":
+        parser.add_argument(
+            "--at", type=_observation_pair, nargs="*", default=[], help="positions own,other"
+        )
+    if name == "play":
+        parser.add_argument("--seed", type=int, default=None, help="the env's seed")
+    return parser
+
+
+def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DELEGATED:
+        module = importlib.import_module(DELEGATED[argv[0]][0])
+        return module.main(argv[1:])
+    if not argv or argv[0] not in COMMANDS:
+        build_parser().parse_args(argv)  # prints the help, or the error for an unknown command
+        return 2
+    parser = command_parser(argv[0])
+    args = parser.parse_intermixed_args(argv[1:])
+    try:
+        if args.command == "play":
+            from training.play import play
+
+            return play(args.env_id, parse_kwargs(args.kwargs), args.seed, stdin, out)
+        result = args.run(args)
+    except (ValueError, TypeError) as error:
+        parser.exit(2, f"dice-envs {args.command}: error: {error}\n")
+    _print(result, getattr(args, "json", False), out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
