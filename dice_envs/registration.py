@@ -17,7 +17,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from dice_envs.games.base import GameModel, build_model, load
+from dice_envs.games.base import SIZE_LIMIT, GameModel, build_model, load
 
 ENV_ENTRY_POINT = "dice_envs.envs.base:DiceEnv"
 VECTOR_ENTRY_POINT = "dice_envs.envs.vector:DiceVectorEnv"
@@ -233,6 +233,34 @@ PIG_PROJECT = Reference(
 )
 
 
+def _rows_over_limit(name: str, value: object, rows: float, how: str) -> str | None:
+    """Why tables of about `rows` outcome rows can not be built (None where they can)."""
+    if rows <= SIZE_LIMIT:
+        return None
+    return (
+        f"{name}={value!r} gives tables of about {rows:.3g} outcome rows ({how}), over the "
+        f"limit of {float(SIZE_LIMIT):.3g} (dice_envs.games.base.SIZE_LIMIT); the env still "
+        "steps, and a specialised solver may still solve it"
+    )
+
+
+def _chow_robbins_tables(kwargs: dict[str, Any]) -> str | None:
+    horizon = kwargs.get("horizon", 100)
+    if not isinstance(horizon, int):
+        return None  # the model's own check names a bad value
+    # (tosses, heads) with tosses < horizon, and at most three outcome rows each.
+    return _rows_over_limit("horizon", horizon, 1.5 * horizon * (horizon + 1), "3 per position")
+
+
+def _ten_thousand_tables(kwargs: dict[str, Any]) -> str | None:
+    cap = kwargs.get("max_turn_score", 100)
+    if not isinstance(cap, int):
+        return None
+    # An upper bound: every observation of the grid, each of the 15 actions, each of the 45
+    # scoring configurations a roll can show, and the bust.
+    return _rows_over_limit("max_turn_score", cap, (cap + 25) * 45 * 6 * 15 * 46, "an upper bound")
+
+
 # -- the games ---------------------------------------------------------------------------------
 register_game(
     "dice_envs/SumAvoid-v0",
@@ -274,6 +302,7 @@ register_game(
     summary="one turn of solitaire Ten Thousand (Farkle), in chips, masked actions",
     references=[CROCCE_MORDECKI],
     policies=["stop-at-6", "stop-at-10", "stop-at-20"],
+    tables_refused=_ten_thousand_tables,
 )
 register_game(
     "dice_envs/PigSolitaire-v0",
@@ -364,6 +393,7 @@ register_game(
     summary="toss a coin at most 100 times; stop for the share of heads",
     references=[CHOW_ROBBINS_1965, HAGGSTROM_WASTLUND_2013, TIJMS_2012],
     policies=["heads-exceed-tails", "stop-at-plus-2", "stop-at-plus-3"],
+    tables_refused=_chow_robbins_tables,
 )
 
 

@@ -97,3 +97,18 @@ def test_mapping_opponent_covering_every_observation_is_accepted():
     del mapping[(goal - 1, 0)]  # one position the opponent can meet
     with pytest.raises(ValueError, match=r"observation \(11, 0\)"):
         gym.make("dice_envs/SimultaneousHog-v0", goal=goal, max_dice=3, opponent=mapping)
+
+
+def test_games_too_large_for_tables_say_so_and_still_solve_and_step():
+    import baselines
+
+    # Chow-Robbins at 10^5 tosses: about 1.5e10 table rows, refused for tables; its banded
+    # solver needs none, and the env steps.
+    with pytest.raises(ValueError, match=r"horizon=100000 gives tables of about 1.5e\+10"):
+        baselines.evaluate("heads-exceed-tails", "dice_envs/ChowRobbins-v0", horizon=10**5)
+    assert 0.79 < baselines.solve("dice_envs/ChowRobbins-v0", horizon=10**5).value < 0.7930
+    env = gym.make("dice_envs/ChowRobbins-v0", horizon=10**5)
+    env.reset(seed=0)
+    assert env.step(1)[0].tolist()[0] == 1
+    with pytest.raises(ValueError, match="max_turn_score=10000000 gives tables"):
+        baselines.tabulate("dice_envs/TenThousand-v0", max_turn_score=10**7)
