@@ -277,6 +277,29 @@ def test_the_report_reads_only_the_planned_runs(tmp_path):
         build_report(configs, "quick", runs, out)
 
 
+def test_a_sweep_of_finished_runs_reads_them_back_and_exits_0(tmp_path):
+    """The second sweep starts no worker (every run is finished) and must not join one."""
+    configs = write_configs(
+        tmp_path / "configs",
+        {
+            "sum_avoid/qlearning": {
+                "algo": "qlearning",
+                "budget": {"timesteps": 2_000, "eval_every": 1_000},
+                "seeds": [0],
+            }
+        },
+    )
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    first = _sweep("--configs", configs, "--runs", runs, "--out", out)
+    assert first.returncode == 0, first.stderr
+    assert "1 trained, 0 resumed from a checkpoint, 0 read back" in first.stderr
+    report = (out / "report.md").read_text()
+    again = _sweep("--configs", configs, "--runs", runs, "--out", out)
+    assert again.returncode == 0, again.stderr
+    assert "0 trained, 0 resumed from a checkpoint, 1 read back" in again.stderr
+    assert (out / "report.md").read_text() == report
+
+
 def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_path, monkeypatch):
     configs = write_configs(
         tmp_path / "configs",
