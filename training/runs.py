@@ -11,6 +11,13 @@ is a different run in a different folder; the budget's name is only a label.
         timing.json      wall-clock measurements (kept apart: they differ run to run)
         checkpoint.pkl   everything needed to continue from the last evaluation point
         policy.*         the final policy (Q table or SB3 model)
+        actions.npy      the final greedy policy as a table over the observation grid: int16,
+                         shape `observation_nvec` of the env's model, indexed by the
+                         observation; the greedy action at every observation of a reachable
+                         state and -1 elsewhere, except for a two-player run scored by its
+                         exploitability, whose table holds the mover's greedy action at every
+                         observation (so it also plays as an opponent). Any policy argument
+                         takes it (`baselines.evaluate(np.load(path), env_id, **kwargs)`)
         result.json      the final evaluation, written last: its presence means "done"
 
 Every file is written to a temporary file and renamed over its name, so a killed run leaves
