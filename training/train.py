@@ -198,9 +198,9 @@ def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dic
         config["env_id"], config["env_kwargs"], config["evaluation"]["episodes"], streams
     )
     agent, masked = _make_agent(config, streams, scorer)
-    session = _Session(config, agent, scorer, directory, progress)
+    session = _Session(config, agent, scorer, directory, progress, stop_after)
     try:
-        session.train(stop_after)
+        session.train()
     except StopRun:
         return {"stopped_at": agent.step, "run_dir": str(directory)}
     return session.finish(seed, agent_name(config, masked))
@@ -208,11 +208,14 @@ def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dic
 
 class _Session:
     """One training session of a run: resumed from its checkpoint if there is one, evaluated
-    and checkpointed every `eval_every` steps, and saved whole at the end."""
+    and checkpointed every `eval_every` steps, and saved whole at the end. `stop_after`:
+    StopRun after the first checkpoint at or past that many steps (see `run`)."""
 
-    def __init__(self, config, agent, scorer: ExactScorer, directory: Path, progress) -> None:
+    def __init__(
+        self, config, agent, scorer: ExactScorer, directory: Path, progress, stop_after
+    ) -> None:
         self.config, self.agent, self.scorer = config, agent, scorer
-        self.directory, self.progress = directory, progress
+        self.directory, self.progress, self.stop_after = directory, progress, stop_after
         self.checkpoint_path = directory / "checkpoint.pkl"
         self.curve_path, self.timing_path = directory / "curve.json", directory / "timing.json"
         self.resumed_at = None
@@ -228,13 +231,11 @@ class _Session:
         self.timing = timing
         self.wall_start = time.perf_counter()
         self.total = config["timesteps"]
-        self.stop_after = None
         progress.start(agent.step, self.total)
 
-    def train(self, stop_after: int | None) -> None:
-        """Train to the budget; StopRun after the first checkpoint at or past `stop_after`."""
+    def train(self) -> None:
+        """Train to the budget, evaluating at step 0 (unless resumed) and every `eval_every`."""
         agent, progress, total = self.agent, self.progress, self.total
-        self.stop_after = stop_after
         if not self.curve:
             self.evaluate()
         if self.config["algo"] == "qlearning":
