@@ -38,7 +38,6 @@ import os
 import platform
 import secrets
 import signal
-import sys
 import threading
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -130,10 +129,12 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
-def machine_description() -> dict[str, str]:
+def machine_description(uses_torch: bool = False) -> dict[str, str]:
     """The CPU a result was made on: float rounding in torch's and MKL's kernels follows the
     instruction set they pick (AVX2, AVX-512), so PPO's digits may differ from one CPU to
-    another with the same code, libraries and seed."""
+    another with the same code, libraries and seed. `uses_torch` (a PPO run) adds the
+    instruction set torch picked; it is asked by the run, not read from whether the process
+    happens to have imported torch (a sweep's worker may have run PPO before a Q-learning run)."""
     description = {"machine": platform.machine(), "cpu": platform.processor() or "unknown"}
     try:
         with open("/proc/cpuinfo") as cpuinfo:
@@ -143,8 +144,9 @@ def machine_description() -> dict[str, str]:
                     break
     except OSError:
         pass
-    torch = sys.modules.get("torch")  # only where the run imported it (PPO)
-    if torch is not None:
+    if uses_torch:
+        import torch
+
         description["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
     return description
 

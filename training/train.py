@@ -297,7 +297,7 @@ class _Session:
             "seed": seed,
             "run": directory.name,
             "libraries": library_versions(),
-            "machine": machine_description(),
+            "machine": machine_description(uses_torch=config["algo"] == "ppo"),
         }
         timing["final"] = {
             "seconds": agent.training_seconds,
