@@ -160,7 +160,28 @@ def policy_actions(policy, mdp: TabularMDP, *, obs_transform=None) -> np.ndarray
     Raises ValueError, naming the problem, when the policy does not fit the game, and TypeError
     when it is none of the above.
     """
-    scalar = mdp.observation_array.shape[1] == 1
+    _check_policy_arguments(policy, obs_transform)
+    if hasattr(policy, "predict"):
+        raw = _predicted_actions(policy, mdp, obs_transform)
+    elif isinstance(policy, np.ndarray):
+        raw = _table_actions(policy, mdp)
+    elif isinstance(policy, Mapping):
+        raw = _mapping_actions(policy, mdp)
+    elif callable(policy) and callable(getattr(policy, "batch", None)) and obs_transform is None:
+        # A rule with a batch form (the named heuristics): one call for every observation.
+        raw = policy.batch(_observation_batch(mdp, None))
+    elif callable(policy):
+        raw = _called_actions(policy, mdp, obs_transform)
+    else:
+        raise TypeError(
+            "policy must be a callable, a numpy table, a mapping, or have SB3's predict; "
+            f"got {type(policy).__name__}"
+        )
+    return _checked_actions(raw, mdp)
+
+
+def _check_policy_arguments(policy, obs_transform) -> None:
+    """Refuse a policy name and an `obs_transform` that cannot apply (see `policy_actions`)."""
     if isinstance(policy, str):
         raise TypeError(
             f"policy_actions cannot resolve the policy name {policy!r}: pass the name to "
@@ -174,45 +195,43 @@ def policy_actions(policy, mdp: TabularMDP, *, obs_transform=None) -> np.ndarray
             "obs_transform is for models and callables: a policy table or mapping is indexed "
             "by the game's own observations"
         )
-    if hasattr(policy, "predict"):
-        batch = _observation_batch(mdp, obs_transform)
-        if obs_transform is None:
-            _check_observation_space(policy, mdp)
-        takes_masks = "action_masks" in inspect.signature(policy.predict).parameters
-        chunks = []
-        for lo in range(0, len(batch), PREDICT_BATCH):
-            rows = batch[lo : lo + PREDICT_BATCH]
-            extra = {"action_masks": mdp.legal[lo : lo + PREDICT_BATCH]} if takes_masks else {}
-            chunk, _ = policy.predict(rows, deterministic=True, **extra)
-            chunk = np.asarray(chunk)
-            if chunk.size != len(rows):
-                raise ValueError(
-                    f"the model's predict returned {chunk.size} actions (shape {chunk.shape}) "
-                    f"for a batch of {len(rows)} observations; it must return one action each"
-                )
-            chunks.append(chunk.reshape(-1))
-        raw = np.concatenate(chunks)
-    elif isinstance(policy, np.ndarray):
-        raw = _table_actions(policy, mdp)
-    elif isinstance(policy, Mapping):
-        raw = _mapping_actions(policy, mdp)
-    elif callable(policy) and callable(getattr(policy, "batch", None)) and obs_transform is None:
-        # A rule with a batch form (the named heuristics): one call for every observation.
-        raw = policy.batch(_observation_batch(mdp, None))
-    elif callable(policy):
-        _warn_if_slow(mdp)
-        if obs_transform is not None:
-            batch = _observation_batch(mdp, obs_transform)
-            raw = [policy(row) for row in batch]
-        elif scalar:
-            raw = [policy(obs) for obs in mdp.observations]
-        else:
-            raw = [policy(np.array(obs, dtype=np.int64)) for obs in mdp.observations]
-    else:
-        raise TypeError(
-            "policy must be a callable, a numpy table, a mapping, or have SB3's predict; "
-            f"got {type(policy).__name__}"
-        )
+
+
+def _predicted_actions(model, mdp: TabularMDP, obs_transform) -> np.ndarray:
+    """An SB3-style model's deterministic actions, asked in batches of PREDICT_BATCH (with
+    the legal-action masks where its `predict` takes them)."""
+    batch = _observation_batch(mdp, obs_transform)
+    if obs_transform is None:
+        _check_observation_space(model, mdp)
+    takes_masks = "action_masks" in inspect.signature(model.predict).parameters
+    chunks = []
+    for lo in range(0, len(batch), PREDICT_BATCH):
+        rows = batch[lo : lo + PREDICT_BATCH]
+        extra = {"action_masks": mdp.legal[lo : lo + PREDICT_BATCH]} if takes_masks else {}
+        chunk, _ = model.predict(rows, deterministic=True, **extra)
+        chunk = np.asarray(chunk)
+        if chunk.size != len(rows):
+            raise ValueError(
+                f"the model's predict returned {chunk.size} actions (shape {chunk.shape}) "
+                f"for a batch of {len(rows)} observations; it must return one action each"
+            )
+        chunks.append(chunk.reshape(-1))
+    return np.concatenate(chunks)
+
+
+def _called_actions(policy, mdp: TabularMDP, obs_transform) -> list:
+    """A per-observation callable's answers, one call per state (slow on large games)."""
+    _warn_if_slow(mdp)
+    if obs_transform is not None:
+        return [policy(row) for row in _observation_batch(mdp, obs_transform)]
+    if mdp.observation_array.shape[1] == 1:
+        return [policy(obs) for obs in mdp.observations]
+    return [policy(np.array(obs, dtype=np.int64)) for obs in mdp.observations]
+
+
+def _checked_actions(raw, mdp: TabularMDP) -> np.ndarray:
+    """The answers as an int64 action per state; an action outside 0..num_actions - 1 is a
+    ValueError naming the observation."""
     actions = np.asarray(raw)
     if actions.shape != (mdp.num_states,) or not np.issubdtype(actions.dtype, np.integer):
         actions = np.array([_as_action(a) for a in np.asarray(raw, dtype=object).reshape(-1)])

@@ -147,33 +147,82 @@ def _solve_layers(goal, law: RollLaw, hold_value, bust_terms, after_layer, wipe_
 
     Stops, limits and tolerance: see the module docstring.
     """
-    n = goal
     coupled = bust_terms is None
-    low = next(g for g, prob in enumerate(law.gains) if prob > 0)
-    scoring = np.array(law.gains[low:])  # the gains low..high, in order
-    high = len(law.gains) - 1
-    wiping = law.wipe > 0
-    if wiping and not (coupled and wipe_value is not None):
+    if law.wipe > 0 and not (coupled and wipe_value is not None):
         raise ValueError("a law with a wipe needs the two-player game and its wipe_value")
-    width = n + high + 1
-    value = np.full((n, n, n), np.nan)
-    hold_q = np.full((n, n, n), np.nan)
-    roll_q = np.full((n, n, n), np.nan)
-    known = np.full((n + 1, n + 1), np.nan)  # turn-start values, padded for the first guesses
-    # Work arrays shared by every layer and pass: k first, then (U, Q), then one column per
-    # position of the layer (at most n; the spare columns hold U = 1 and never roll).
-    w = np.empty((width, 2, n))
-    r = np.empty((n, 2, n))  # a roll's (U, Q)
-    rolls = np.zeros((n, n), dtype=bool)
-    threshold = np.empty((n, n))  # roll where a roll's U is above this
-    ahead = [w.reshape(width, 2 * n)[k + low : k + high + 1] for k in range(n)]
-    wipe_pair = np.zeros((2, n))  # a wipe's share of a roll's (U, Q), per position
-    roll_rows, roll_pairs, roll_values = list(r.reshape(n, 2 * n)), list(r), list(r[:, 0])
-    w_pairs, roll_flags, thresholds = list(w), list(rolls), list(threshold)
+    solver = _LayeredSolver(goal, law, coupled)
     most_passes = 0
-    for layer in range(2 * n - 2, -1, -1):
-        own = np.arange(max(0, layer - n + 1), min(layer, n - 1) + 1)
-        other = layer - own
+    for layer in range(2 * goal - 2, -1, -1):
+        terms = solver.layer(layer, hold_value, bust_terms, wipe_value)
+        x, rolled, passes = solver.solve_layer(terms)
+        most_passes = max(most_passes, passes)
+        solver.store(terms, x, rolled)
+        after_layer(terms.own, terms.other, x)
+    return solver.tables(most_passes)
+
+
+@dataclass
+class _Layer:
+    """The fixed terms of one layer (positions own + other = number), as a pass reads them.
+
+    `valid[k, position]`: the turn total k occurs; `holds`: the value of banking k (k = 0
+    never holds); `checked`: where the Bellman residual is measured; (c, d, e): a 1 is worth
+    c + d * y (see `_solve_layers`); `wiped`: the value after a wipe; `base` and `limit`: the
+    per-pass starting rows of U and the roll thresholds, before the bust value is taken off.
+    """
+
+    number: int
+    own: np.ndarray
+    other: np.ndarray
+    top: int
+    ks: np.ndarray
+    valid: np.ndarray
+    holds: np.ndarray
+    checked: np.ndarray
+    c: np.ndarray
+    d: np.ndarray
+    e: np.ndarray | None
+    wiped: np.ndarray | None
+    base: np.ndarray
+    limit: np.ndarray
+    bust: np.ndarray
+    guess: np.ndarray
+
+
+class _LayeredSolver:
+    """The work arrays of `_solve_layers`, shared by every layer and pass, and the results.
+
+    Work arrays: k first, then (U, Q), then one column per position of the layer (at most n;
+    the spare columns hold U = 1 and never roll).
+    """
+
+    def __init__(self, goal: int, law: RollLaw, coupled: bool):
+        n = self.n = goal
+        self.law, self.coupled = law, coupled
+        low = next(g for g, prob in enumerate(law.gains) if prob > 0)
+        self.scoring = np.array(law.gains[low:])  # the gains low..high, in order
+        high = self.high = len(law.gains) - 1
+        self.wiping = law.wipe > 0
+        width = n + high + 1
+        self.value = np.full((n, n, n), np.nan)
+        self.hold_q = np.full((n, n, n), np.nan)
+        self.roll_q = np.full((n, n, n), np.nan)
+        self.known = np.full((n + 1, n + 1), np.nan)  # turn-start values, padded for guesses
+        w = self.w = np.empty((width, 2, n))
+        r = self.r = np.empty((n, 2, n))  # a roll's (U, Q)
+        rolls = self.rolls = np.zeros((n, n), dtype=bool)
+        threshold = self.threshold = np.empty((n, n))  # roll where a roll's U is above this
+        self.ahead = [w.reshape(width, 2 * n)[k + low : k + high + 1] for k in range(n)]
+        self.wipe_pair = np.zeros((2, n))  # a wipe's share of a roll's (U, Q), per position
+        self.roll_rows, self.roll_pairs = list(r.reshape(n, 2 * n)), list(r)
+        self.roll_values = list(r[:, 0])
+        self.w_pairs, self.roll_flags, self.thresholds = list(w), list(rolls), list(threshold)
+
+    def layer(self, number: int, hold_value, bust_terms, wipe_value) -> _Layer:
+        """Set up the layer of positions with own + other = `number`."""
+        n, high = self.n, self.high
+        own = np.arange(max(0, number - n + 1), min(number, n - 1) + 1)
+        other = number - own
         m = len(own)
         top = n - int(own[0])  # turn totals 0..top-1 occur in this layer
         ks = np.arange(top)
@@ -182,11 +231,13 @@ def _solve_layers(goal, law: RollLaw, hold_value, bust_terms, after_layer, wipe_
         holds[0] = -np.inf  # a turn total of 0 always rolls
         checked = valid.copy()
         checked[0] = False
-        if coupled:
+        e = None
+        if self.coupled:
             c, d = np.ones(m), -np.ones(m)
         else:
             c, d, e = (np.broadcast_to(t, m).astype(float) for t in bust_terms(own, other))
-        if wiping:
+        wiped = None
+        if self.wiping:
             wiped = np.where(own > 0, wipe_value(own, other), np.nan)
         base = np.ones((top + high, n))
         base[:top, :m] = holds
@@ -195,62 +246,114 @@ def _solve_layers(goal, law: RollLaw, hold_value, bust_terms, after_layer, wipe_
         limit[:, :m] = np.where(valid, holds + TIE, np.inf)
         limit[0, :m] = -np.inf
         bust = np.zeros(n)  # s = c + d * y (0 in the spare columns)
-        # First guess of the turn-start values, from the layers above: x(i+1, j) + x(i, j+1)
-        # - x(i+1, j+1) where all three exist, else the mean of the neighbours there, else 1/2.
+        guess = self._first_guess(own, other)
+        return _Layer(
+            number=number,
+            own=own,
+            other=other,
+            top=top,
+            ks=ks,
+            valid=valid,
+            holds=holds,
+            checked=checked,
+            c=c,
+            d=d,
+            e=e,
+            wiped=wiped,
+            base=base,
+            limit=limit,
+            bust=bust,
+            guess=guess,
+        )
+
+    def _first_guess(self, own: np.ndarray, other: np.ndarray) -> np.ndarray:
+        """The turn-start values guessed from the layers above: x(i+1, j) + x(i, j+1)
+        - x(i+1, j+1) where all three exist, else the mean of the neighbours there, else 1/2."""
+        known = self.known
         up = np.vstack((known[own + 1, other], known[own, other + 1]))
         count = (~np.isnan(up)).sum(axis=0)
         guess = np.where(count > 0, np.nansum(up, axis=0) / np.maximum(count, 1), 0.5)
         corner = up[0] + up[1] - known[own + 1, other + 1]
         guess = np.where(np.isnan(corner), guess, np.clip(corner, 0.0, 1.0))
-        y = guess[::-1].copy() if coupled else guess
+        return guess[::-1].copy() if self.coupled else guess
+
+    def solve_layer(self, terms: _Layer) -> tuple[np.ndarray, np.ndarray, int]:
+        """Pass until the layer's Bellman residual is at most TOLERANCE.
+
+        Returns (the turn-start values x, the roll values [k, position], the passes taken).
+        """
+        y = terms.guess
         passes = 0
         while True:
             passes += 1
-            s = bust[:m] = c + d * y
-            w[: top + high, 0] = base - bust
-            w[: top + high, 1] = 1.0
-            np.subtract(limit, bust, out=threshold[:top])
-            if wiping:  # a wipe ends the turn at a known value (own = 0: it is a bust)
-                wipe_pair[0, :m] = np.where(own > 0, law.wipe * (wiped - s), 0.0)
-                wipe_pair[1, :m] = np.where(own > 0, law.wipe, 0.0)
-                wipe_flat = wipe_pair.reshape(-1)
-            for k in range(top - 1, -1, -1):
-                np.matmul(scoring, ahead[k], out=roll_rows[k])
-                if wiping:
-                    roll_rows[k] += wipe_flat
-                np.greater(roll_values[k], thresholds[k], out=roll_flags[k])
-                np.copyto(w_pairs[k], roll_pairs[k], where=roll_flags[k])
-            u0, q0 = w[0, 0, :m], w[0, 1, :m]
-            g0, p0 = u0 + q0 * s, 1.0 - q0  # V(0) = g0 + p0 * (c + d * y)
-            if coupled:  # mirrored positions sit at reversed indices of the layer
-                # x = g0 + p0 (1 - x'), x' = g0' + p0' (1 - x); h = q0 - g0 >= 0
-                h = q0 * y - u0
-                x = (g0 + p0 * h[::-1]) / (q0 + p0 * q0[::-1])
-                y_next = x[::-1].copy()
-            else:  # x = g0 + p0 (c + d x)
-                x = (g0 + p0 * c) / (e + d * q0)
-                y_next = x
-            # The policy's values at y_next are exact (it is affine in y); stop when no action
-            # beats them by more than TOLERANCE anywhere: the layer's Bellman residual.
-            rolled = r[:top, 0, :m] + s + d * (1.0 - r[:top, 1, :m]) * (y_next - y)
-            gap = rolled - holds
-            residual = np.where(rolls[:top, :m], -gap, gap)[checked].max(initial=0.0)
+            x, y_next, rolled, residual = self._pass(terms, y)
             y = y_next
             if residual <= TOLERANCE:
-                break
+                return x, rolled, passes
             if passes >= MAX_PASSES:
                 raise RuntimeError(
-                    f"layer {layer}: Bellman residual {residual:.3g} after {passes} passes"
+                    f"layer {terms.number}: Bellman residual {residual:.3g} after {passes} passes"
                 )
-        most_passes = max(most_passes, passes)
-        index = (own[:, None], other[:, None], ks[None, :])
-        value[index] = np.where(valid, np.maximum(rolled, holds), np.nan).T
-        roll_q[index] = np.where(valid, rolled, np.nan).T
-        hold_q[index] = np.where(valid, holds, np.nan).T
-        hold_q[own, other, 0] = rolled[0]  # hold at turn total 0 plays as a roll
-        known[own, other] = x
-        after_layer(own, other, x)
-    return PigTables(value, hold_q, roll_q, known[:n, :n].copy(), most_passes)
+
+    def _pass(self, terms: _Layer, y: np.ndarray):
+        """One backward pass over k under the policy greedy for y, then the turn-start
+        equations of that policy solved exactly.
+
+        Returns (x, the next guess, the roll values at it, the layer's Bellman residual).
+        """
+        w, r, law, top = self.w, self.r, self.law, terms.top
+        own, c, d, bust = terms.own, terms.c, terms.d, terms.bust
+        m = len(own)
+        s = bust[:m] = c + d * y
+        w[: top + self.high, 0] = terms.base - bust
+        w[: top + self.high, 1] = 1.0
+        np.subtract(terms.limit, bust, out=self.threshold[:top])
+        wiping, scoring, ahead = self.wiping, self.scoring, self.ahead
+        roll_rows, roll_values, roll_flags = self.roll_rows, self.roll_values, self.roll_flags
+        w_pairs, roll_pairs, thresholds = self.w_pairs, self.roll_pairs, self.thresholds
+        if wiping:  # a wipe ends the turn at a known value (own = 0: it is a bust)
+            wipe_pair = self.wipe_pair
+            wipe_pair[0, :m] = np.where(own > 0, law.wipe * (terms.wiped - s), 0.0)
+            wipe_pair[1, :m] = np.where(own > 0, law.wipe, 0.0)
+            wipe_flat = wipe_pair.reshape(-1)
+        for k in range(top - 1, -1, -1):
+            np.matmul(scoring, ahead[k], out=roll_rows[k])
+            if wiping:
+                roll_rows[k] += wipe_flat
+            np.greater(roll_values[k], thresholds[k], out=roll_flags[k])
+            np.copyto(w_pairs[k], roll_pairs[k], where=roll_flags[k])
+        u0, q0 = w[0, 0, :m], w[0, 1, :m]
+        g0, p0 = u0 + q0 * s, 1.0 - q0  # V(0) = g0 + p0 * (c + d * y)
+        if self.coupled:  # mirrored positions sit at reversed indices of the layer
+            # x = g0 + p0 (1 - x'), x' = g0' + p0' (1 - x); h = q0 - g0 >= 0
+            h = q0 * y - u0
+            x = (g0 + p0 * h[::-1]) / (q0 + p0 * q0[::-1])
+            y_next = x[::-1].copy()
+        else:  # x = g0 + p0 (c + d x)
+            x = (g0 + p0 * c) / (terms.e + d * q0)
+            y_next = x
+        # The policy's values at y_next are exact (it is affine in y); stop when no action
+        # beats them by more than TOLERANCE anywhere: the layer's Bellman residual.
+        rolled = r[:top, 0, :m] + s + d * (1.0 - r[:top, 1, :m]) * (y_next - y)
+        gap = rolled - terms.holds
+        residual = np.where(self.rolls[:top, :m], -gap, gap)[terms.checked].max(initial=0.0)
+        return x, y_next, rolled, residual
+
+    def store(self, terms: _Layer, x: np.ndarray, rolled: np.ndarray) -> None:
+        """Keep a finished layer's values and turn-start values."""
+        own, other, valid, holds = terms.own, terms.other, terms.valid, terms.holds
+        index = (own[:, None], other[:, None], terms.ks[None, :])
+        self.value[index] = np.where(valid, np.maximum(rolled, holds), np.nan).T
+        self.roll_q[index] = np.where(valid, rolled, np.nan).T
+        self.hold_q[index] = np.where(valid, holds, np.nan).T
+        self.hold_q[own, other, 0] = rolled[0]  # hold at turn total 0 plays as a roll
+        self.known[own, other] = x
+
+    def tables(self, most_passes: int) -> PigTables:
+        n = self.n
+        return PigTables(
+            self.value, self.hold_q, self.roll_q, self.known[:n, :n].copy(), most_passes
+        )
 
 
 @lru_cache(maxsize=8)

@@ -277,6 +277,29 @@ def test_the_report_reads_only_the_planned_runs(tmp_path):
         build_report(configs, "quick", runs, out)
 
 
+def test_a_sweep_of_finished_runs_reads_them_back_and_exits_0(tmp_path):
+    """The second sweep starts no worker (every run is finished) and must not join one."""
+    configs = write_configs(
+        tmp_path / "configs",
+        {
+            "sum_avoid/qlearning": {
+                "algo": "qlearning",
+                "budget": {"timesteps": 2_000, "eval_every": 1_000},
+                "seeds": [0],
+            }
+        },
+    )
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    first = _sweep("--configs", configs, "--runs", runs, "--out", out)
+    assert first.returncode == 0, first.stderr
+    assert "1 trained, 0 resumed from a checkpoint, 0 read back" in first.stderr
+    report = (out / "report.md").read_text()
+    again = _sweep("--configs", configs, "--runs", runs, "--out", out)
+    assert again.returncode == 0, again.stderr
+    assert "0 trained, 0 resumed from a checkpoint, 1 read back" in again.stderr
+    assert (out / "report.md").read_text() == report
+
+
 def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_path, monkeypatch):
     configs = write_configs(
         tmp_path / "configs",
@@ -303,10 +326,19 @@ def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_pa
     mdp, optimum = baselines.enumerated("dice_envs/SumAvoid-v0", N=10)
     from stable_baselines3 import PPO
 
+    observed = tuple(mdp.observation_array.T)
+    reachable = np.zeros(tuple(mdp.model.observation_nvec), dtype=bool)
+    reachable[observed] = True
     for directory in sorted(runs.glob("sum_avoid/*/seed*")):
         result = json.loads((directory / "result.json").read_text())
-        # The saved actions are the final greedy policy: they score the run's gap.
-        final = baselines.score_actions(np.load(directory / "actions.npy"), mdp, optimum)
+        # The saved actions are the final greedy policy over the observation grid (-1 where
+        # no state is): evaluated as they are, they give the run's value.
+        table = np.load(directory / "actions.npy")
+        assert table.shape == reachable.shape == (103,) and table.dtype == np.int16
+        assert (table[reachable] >= 0).all() and (table[~reachable] == -1).all()
+        played = baselines.evaluate(table, "dice_envs/SumAvoid-v0", N=10)
+        assert played.value == pytest.approx(result["value"], abs=1e-9)
+        final = baselines.score_actions(table[observed], mdp, optimum)
         assert final.gap == pytest.approx(result["gap"], abs=1e-12)
         assert final.losses.sum() == pytest.approx(result["gap"], abs=1e-9)
         if result["algo"] == "ppo":
@@ -332,6 +364,39 @@ def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_pa
     assert (out / "report.md").read_text() == report
     assert figures <= {p.name for p in out.iterdir()}
     assert (out / "games" / "sum_avoid.md").read_text() == pages
+
+
+def test_the_report_reads_saved_actions_as_a_grid_table_or_in_the_tables_order(tmp_path):
+    from training.report import _final_actions
+
+    tables, optimum = baselines.enumerated("dice_envs/Pig-v0", goal=12)
+    rng = np.random.default_rng(0)
+    actions = np.where(tables.legal[:, 1], rng.integers(0, 2, tables.num_states), 0)
+    grid = np.full(tuple(tables.model.observation_nvec), -1, dtype=np.int16)
+    grid[tuple(tables.observation_array.T)] = actions
+    assert _final_actions(tmp_path, tables) is None  # no actions.npy: an older run
+    np.save(tmp_path / "actions.npy", grid)
+    assert np.array_equal(_final_actions(tmp_path, tables), actions)
+    np.save(tmp_path / "actions.npy", actions.astype(np.int16))  # a run saved before the grid
+    assert np.array_equal(_final_actions(tmp_path, tables), actions)
+    np.save(tmp_path / "actions.npy", grid[:, :, :5])
+    with pytest.raises(ReportError, match=r"shape \(13, 13, 5\): neither the observation grid"):
+        _final_actions(tmp_path, tables)
+
+
+def test_a_two_player_runs_saved_table_covers_the_grid_and_plays_as_an_opponent(tmp_path):
+    # Goal 50 (the config's): below 39, always rolling is optimal and no table could differ.
+    config = small(load_config(CONFIGS / "pig" / "selfplay_qlearning.yaml"), 20_000, 10_000)
+    result = run(config, 0, tmp_path)
+    table = np.load(os.path.join(result["run_dir"], "actions.npy"))
+    assert table.shape == (51, 51, 50) and table.dtype == np.int16
+    assert table.min() >= 0  # the mover's greedy action everywhere, not only where states are
+    env_kwargs = config["env_kwargs"]
+    played = baselines.evaluate(table, "dice_envs/Pig-v0", **env_kwargs)
+    assert played.value == pytest.approx(result["value"], abs=1e-9)
+    exploited = baselines.exploitability(table, "dice_envs/Pig-v0", goal=50)
+    assert exploited.value == pytest.approx(result["exploitability"], abs=1e-9)
+    assert result["exploitability"] > 0.01  # a tiny budget: far from optimal
 
 
 def test_the_sweep_bar_counts_steps_over_runs():

@@ -75,6 +75,7 @@ class LocalBackend:
             context.Process(target=_local_worker, args=(self.tasks, self.messages), daemon=True)
             for _ in range(workers)
         ]
+        self.started: list = []  # the processes started (none when every run was finished)
 
     def start(self, tasks: list[tuple[int, dict, int, str]]) -> None:
         for task in tasks:
@@ -87,6 +88,7 @@ class LocalBackend:
         try:
             for process in self.processes:
                 process.start()
+                self.started.append(process)
         finally:
             signal.signal(signal.SIGINT, previous)
 
@@ -94,7 +96,7 @@ class LocalBackend:
         try:
             items = [self.messages.get(timeout=timeout)]
         except queue.Empty:
-            if not any(p.is_alive() for p in self.processes):
+            if not any(p.is_alive() for p in self.started):
                 raise RuntimeError("every worker process has died") from None
             return []
         while True:
@@ -104,18 +106,18 @@ class LocalBackend:
                 return items
 
     def stop(self) -> None:
-        for process in self.processes:
+        for process in self.started:
             if process.is_alive():
                 process.terminate()  # SIGTERM: the run stops at once, atomic writes unwind
         deadline = time.monotonic() + STOP_GRACE_SECONDS
-        for process in self.processes:
+        for process in self.started:
             process.join(max(0.0, deadline - time.monotonic()))
             if process.is_alive():
                 process.kill()
                 process.join()
 
     def close(self) -> None:
-        for process in self.processes:
+        for process in self.started:  # a process never started cannot be joined
             process.join(timeout=STOP_GRACE_SECONDS)
 
 

@@ -148,6 +148,44 @@ def has_budget(path: str | Path, budget: str) -> bool:
 
 def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> dict[str, Any]:
     """Check a config mapping and return it resolved for `budget`."""
+    env_kwargs, model = _check_game(raw, source)
+    chosen = _check_budgets(raw, budget, source)
+    seeds = chosen.get("seeds", raw.get("seeds", [0]))
+    episodes, exploitability = _check_evaluation(raw, source)
+    two_player = hasattr(model, "opponent_policy")
+    simultaneous = getattr(getattr(model, "model", None), "simultaneous", False)
+    selfplay = _check_selfplay(raw, two_player, simultaneous, source)
+    if selfplay is not None:
+        exploitability = True  # the measure of a self-play agent
+    if exploitability and not two_player:
+        raise ConfigError(
+            f"{source}: evaluation.exploitability needs a two-player game (Pig, TwoDicePig, "
+            f"Hog, SimultaneousHog), not {raw['env_id']}"
+        )
+    hyperparams = _check_hyperparams(raw, selfplay, source)
+    resolved = {
+        "env_id": raw["env_id"],
+        "env_kwargs": copy.deepcopy(env_kwargs),
+        "algo": raw["algo"],
+        "budget": budget,
+        "timesteps": chosen["timesteps"],
+        "eval_every": chosen["eval_every"],
+        "seeds": list(seeds),
+        # Only what is switched on: a run's identity (its folder) stays what it was before.
+        "evaluation": {
+            "episodes": episodes,
+            **({"exploitability": True} if exploitability else {}),
+        },
+        "hyperparams": hyperparams,
+        "source": source,
+    }
+    if selfplay is not None:
+        resolved["selfplay"] = selfplay
+    return resolved
+
+
+def _check_game(raw: Any, source: str) -> tuple[dict, Any]:
+    """The top-level keys, env_id, algo and env_kwargs; returns (env_kwargs, the model)."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: a config must be a mapping, got {type(raw).__name__}")
     _no_unknown(raw, TOP_KEYS, source)
@@ -164,9 +202,14 @@ def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> d
     if not isinstance(env_kwargs, dict):
         raise ConfigError(f"{source}: env_kwargs must be a mapping")
     try:
-        make_model(raw["env_id"], **env_kwargs)
+        model = make_model(raw["env_id"], **env_kwargs)
     except (TypeError, ValueError) as error:
         raise ConfigError(f"{source}: env_kwargs: {_one_line(error)}") from None
+    return env_kwargs, model
+
+
+def _check_budgets(raw: dict, budget: str, source: str) -> dict:
+    """The budget name, the seeds and every budget entry; returns the chosen entry."""
     if budget not in BUDGETS:
         raise ConfigError(f"budget must be one of {list(BUDGETS)}, got {budget!r}")
     if "seeds" in raw:
@@ -177,8 +220,11 @@ def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> d
         raise ConfigError(f"{source}: budgets has no '{budget}' entry")
     for name, entry in budgets.items():
         _check_budget(entry, f"{source}: budgets.{name}")
-    chosen = budgets[budget]
-    seeds = chosen.get("seeds", raw.get("seeds", [0]))
+    return budgets[budget]
+
+
+def _check_evaluation(raw: dict, source: str) -> tuple[int, bool]:
+    """The evaluation section; returns (episodes, whether exploitability is asked for)."""
     evaluation = raw.get("evaluation")
     evaluation = {} if evaluation is None else evaluation
     _no_unknown(evaluation, EVALUATION_KEYS, f"{source}: evaluation")
@@ -188,17 +234,11 @@ def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> d
         raise ConfigError(
             f"{source}: evaluation.exploitability must be true or false, got {exploitability!r}"
         )
-    model = make_model(raw["env_id"], **env_kwargs)
-    two_player = hasattr(model, "opponent_policy")
-    simultaneous = getattr(getattr(model, "model", None), "simultaneous", False)
-    selfplay = _check_selfplay(raw, two_player, simultaneous, source)
-    if selfplay is not None:
-        exploitability = True  # the measure of a self-play agent
-    if exploitability and not two_player:
-        raise ConfigError(
-            f"{source}: evaluation.exploitability needs a two-player game (Pig, TwoDicePig, "
-            f"Hog, SimultaneousHog), not {raw['env_id']}"
-        )
+    return episodes, exploitability
+
+
+def _check_hyperparams(raw: dict, selfplay: dict | None, source: str) -> dict:
+    """The algorithm's hyperparameters, checked and completed, with self-play's demands."""
     hyperparams = raw["hyperparams"]
     hyperparams = {} if hyperparams is None else hyperparams
     if not isinstance(hyperparams, dict):
@@ -219,25 +259,7 @@ def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> d
                 f"{source}: hyperparams.vec_env must be native for self-play, "
                 f"got {hyperparams['vec_env']!r}"
             )
-    resolved = {
-        "env_id": raw["env_id"],
-        "env_kwargs": copy.deepcopy(env_kwargs),
-        "algo": raw["algo"],
-        "budget": budget,
-        "timesteps": chosen["timesteps"],
-        "eval_every": chosen["eval_every"],
-        "seeds": list(seeds),
-        # Only what is switched on: a run's identity (its folder) stays what it was before.
-        "evaluation": {
-            "episodes": episodes,
-            **({"exploitability": True} if exploitability else {}),
-        },
-        "hyperparams": hyperparams,
-        "source": source,
-    }
-    if selfplay is not None:
-        resolved["selfplay"] = selfplay
-    return resolved
+    return hyperparams
 
 
 def _check_selfplay(

@@ -430,9 +430,23 @@ def _game_title(config: dict[str, Any]) -> str:
     return f"{config['env_id'].split('/')[-1]} ({_kwargs_text(config['env_kwargs'])})"
 
 
-def _final_actions(directory: Path) -> np.ndarray | None:
+def _final_actions(directory: Path, tables) -> np.ndarray | None:
+    """A finished run's final greedy action per state of `tables` (in their order), from its
+    actions.npy: a table over the observation grid (read at every state's observation), or,
+    as runs saved before the grid form kept it, one action per state already in that order."""
     path = directory / "actions.npy"
-    return np.load(path, allow_pickle=False) if path.exists() else None
+    if not path.exists():
+        return None
+    actions = np.load(path, allow_pickle=False)
+    grid = tuple(int(n) for n in tables.model.observation_nvec)
+    if actions.shape == grid:
+        return actions[tuple(tables.observation_array.T)]
+    if actions.shape == (tables.num_states,):
+        return actions
+    raise ReportError(
+        f"{path} has shape {actions.shape}: neither the observation grid {grid} nor one "
+        f"action for each of the {tables.num_states} states"
+    )
 
 
 def _config_label(config: tuple[int, int, int]) -> str:
@@ -456,7 +470,7 @@ def _loss_figures(groups, by_game, titles, budget: str, out: Path) -> str:
         for path, results in paths.items():
             losses = []
             for result in results:
-                actions = _final_actions(Path(result["directory"]))
+                actions = _final_actions(Path(result["directory"]), mdp)
                 if actions is None:
                     break
                 losses.append(baselines.score_actions(actions, mdp, optimum).losses)

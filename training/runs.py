@@ -11,6 +11,13 @@ is a different run in a different folder; the budget's name is only a label.
         timing.json      wall-clock measurements (kept apart: they differ run to run)
         checkpoint.pkl   everything needed to continue from the last evaluation point
         policy.*         the final policy (Q table or SB3 model)
+        actions.npy      the final greedy policy as a table over the observation grid: int16,
+                         shape `observation_nvec` of the env's model, indexed by the
+                         observation; the greedy action at every observation of a reachable
+                         state and -1 elsewhere, except for a two-player run scored by its
+                         exploitability, whose table holds the mover's greedy action at every
+                         observation (so it also plays as an opponent). Any policy argument
+                         takes it (`baselines.evaluate(np.load(path), env_id, **kwargs)`)
         result.json      the final evaluation, written last: its presence means "done"
 
 Every file is written to a temporary file and renamed over its name, so a killed run leaves
@@ -31,7 +38,6 @@ import os
 import platform
 import secrets
 import signal
-import sys
 import threading
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -123,10 +129,12 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
-def machine_description() -> dict[str, str]:
+def machine_description(uses_torch: bool = False) -> dict[str, str]:
     """The CPU a result was made on: float rounding in torch's and MKL's kernels follows the
     instruction set they pick (AVX2, AVX-512), so PPO's digits may differ from one CPU to
-    another with the same code, libraries and seed."""
+    another with the same code, libraries and seed. `uses_torch` (a PPO run) adds the
+    instruction set torch picked; it is asked by the run, not read from whether the process
+    happens to have imported torch (a sweep's worker may have run PPO before a Q-learning run)."""
     description = {"machine": platform.machine(), "cpu": platform.processor() or "unknown"}
     try:
         with open("/proc/cpuinfo") as cpuinfo:
@@ -136,8 +144,9 @@ def machine_description() -> dict[str, str]:
                     break
     except OSError:
         pass
-    torch = sys.modules.get("torch")  # only where the run imported it (PPO)
-    if torch is not None:
+    if uses_torch:
+        import torch
+
         description["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
     return description
 

@@ -194,48 +194,10 @@ def runs_summary(counts: dict[str, int], runs: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m training.sweep",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--budget", default="quick", choices=BUDGETS)
-    parser.add_argument("--configs", default="configs", help="folder of <game>/<name>.yaml")
-    parser.add_argument(
-        "--games",
-        nargs="+",
-        default=None,
-        help="only these configs/ folders (pig) or configs (pig/ppo_goal100)",
-    )
-    parser.add_argument("--runs", default="runs", help="the run store (default: runs)")
-    parser.add_argument(
-        "--out", default=None, help="where the report goes (default: dice-envs-report/<budget>)"
-    )
-    parser.add_argument("--workers", type=int, default=2, help="parallel runs (CPUs for Ray)")
-    parser.add_argument("--backend", default="local", choices=("local", "ray"))
-    parser.add_argument("--address", default=None, help="a Ray cluster (default: start one)")
-    parser.add_argument(
-        "--no-report", action="store_true", help="train only (the wall time still goes to OUT)"
-    )
+    parser = _parser()
     args = parser.parse_args(argv)
-    if args.workers < 1:
-        parser.exit(2, f"error: --workers must be >= 1, got {args.workers}\n")
-    if args.address is not None and args.backend != "ray":
-        parser.exit(2, "error: --address needs --backend ray\n")
-    if args.backend == "ray" and importlib.util.find_spec("ray") is None:
-        parser.exit(2, "error: --backend ray needs Ray: pip install -e '.[ray]'\n")
-    try:
-        tasks = planned_runs(args.configs, args.budget, args.games)
-    except (ConfigError, ValueError) as error:
-        parser.exit(2, f"error: {error}\n")
-    if not tasks:
-        parser.exit(
-            2,
-            f"error: no config in {args.configs}/<game>/*.yaml (of {args.games or 'any game'}) "
-            f"has a `{args.budget}` budget\n",
-        )
+    tasks = _planned_tasks(parser, args)
     start = time.perf_counter()
-    backend = None
     try:
         backend = make_backend(args.backend, args.workers, args.address)
         results, failures, counts = sweep(tasks, args.runs, backend)
@@ -260,6 +222,60 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     print(f"run store: {Path(args.runs).resolve()}", file=sys.stderr)
+    _write_report(args, tasks, counts, wall)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m training.sweep",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--budget", default="quick", choices=BUDGETS)
+    parser.add_argument("--configs", default="configs", help="folder of <game>/<name>.yaml")
+    parser.add_argument(
+        "--games",
+        nargs="+",
+        default=None,
+        help="only these configs/ folders (pig) or configs (pig/ppo_goal100)",
+    )
+    parser.add_argument("--runs", default="runs", help="the run store (default: runs)")
+    parser.add_argument(
+        "--out", default=None, help="where the report goes (default: dice-envs-report/<budget>)"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="parallel runs (CPUs for Ray)")
+    parser.add_argument("--backend", default="local", choices=("local", "ray"))
+    parser.add_argument("--address", default=None, help="a Ray cluster (default: start one)")
+    parser.add_argument(
+        "--no-report", action="store_true", help="train only (the wall time still goes to OUT)"
+    )
+    return parser
+
+
+def _planned_tasks(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list:
+    """The runs the arguments select; a bad argument or an empty selection exits with 2."""
+    if args.workers < 1:
+        parser.exit(2, f"error: --workers must be >= 1, got {args.workers}\n")
+    if args.address is not None and args.backend != "ray":
+        parser.exit(2, "error: --address needs --backend ray\n")
+    if args.backend == "ray" and importlib.util.find_spec("ray") is None:
+        parser.exit(2, "error: --backend ray needs Ray: pip install -e '.[ray]'\n")
+    try:
+        tasks = planned_runs(args.configs, args.budget, args.games)
+    except (ConfigError, ValueError) as error:
+        parser.exit(2, f"error: {error}\n")
+    if not tasks:
+        parser.exit(
+            2,
+            f"error: no config in {args.configs}/<game>/*.yaml (of {args.games or 'any game'}) "
+            f"has a `{args.budget}` budget\n",
+        )
+    return tasks
+
+
+def _write_report(args: argparse.Namespace, tasks: list, counts: dict, wall: float) -> None:
+    """Record the sweep's wall time (when it trained every run whole), then the report."""
     from training.report import build_report, default_out, record_sweep
 
     out = default_out(args.budget) if args.out is None else Path(args.out)
@@ -280,11 +296,10 @@ def main(argv: list[str] | None = None) -> int:
             },
         )
     if args.no_report:
-        return 0
+        return
     table = build_report(args.configs, args.budget, args.runs, out, games=args.games)
     print(table)
     print(f"report in {out}/", file=sys.stderr)
-    return 0
 
 
 if __name__ == "__main__":

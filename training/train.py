@@ -198,23 +198,63 @@ def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dic
         config["env_id"], config["env_kwargs"], config["evaluation"]["episodes"], streams
     )
     agent, masked = _make_agent(config, streams, scorer)
-    checkpoint_path, curve_path = directory / "checkpoint.pkl", directory / "curve.json"
-    timing_path = directory / "timing.json"
-    resumed_at = None
-    if checkpoint_path.exists():
-        agent.restore(pickle.loads(checkpoint_path.read_bytes()))
-        resumed_at = agent.step
-    # A kill between writing the curve and the checkpoint leaves a point past the checkpoint.
-    curve = [p for p in read_json(curve_path, []) if p["steps"] <= agent.step]
-    timing = read_json(timing_path, {"evaluations": [], "sessions": []})
-    timing["evaluations"] = [p for p in timing["evaluations"] if p["steps"] <= agent.step]
-    session = {"start_step": agent.step, "wall_seconds": 0.0}
-    timing["sessions"].append(session)
-    wall_start = time.perf_counter()
-    total, every = config["timesteps"], config["eval_every"]
-    progress.start(agent.step, total)
+    session = _Session(config, agent, scorer, directory, progress, stop_after)
+    try:
+        session.train()
+    except StopRun:
+        return {"stopped_at": agent.step, "run_dir": str(directory)}
+    return session.finish(seed, agent_name(config, masked))
 
-    def evaluate() -> None:
+
+class _Session:
+    """One training session of a run: resumed from its checkpoint if there is one, evaluated
+    and checkpointed every `eval_every` steps, and saved whole at the end. `stop_after`:
+    StopRun after the first checkpoint at or past that many steps (see `run`)."""
+
+    def __init__(
+        self, config, agent, scorer: ExactScorer, directory: Path, progress, stop_after
+    ) -> None:
+        self.config, self.agent, self.scorer = config, agent, scorer
+        self.directory, self.progress, self.stop_after = directory, progress, stop_after
+        self.checkpoint_path = directory / "checkpoint.pkl"
+        self.curve_path, self.timing_path = directory / "curve.json", directory / "timing.json"
+        self.resumed_at = None
+        if self.checkpoint_path.exists():
+            agent.restore(pickle.loads(self.checkpoint_path.read_bytes()))
+            self.resumed_at = agent.step
+        # A kill between writing the curve and the checkpoint leaves a point past the checkpoint.
+        self.curve = [p for p in read_json(self.curve_path, []) if p["steps"] <= agent.step]
+        timing = read_json(self.timing_path, {"evaluations": [], "sessions": []})
+        timing["evaluations"] = [p for p in timing["evaluations"] if p["steps"] <= agent.step]
+        self.session = {"start_step": agent.step, "wall_seconds": 0.0}
+        timing["sessions"].append(self.session)
+        self.timing = timing
+        self.wall_start = time.perf_counter()
+        self.total = config["timesteps"]
+        progress.start(agent.step, self.total)
+
+    def train(self) -> None:
+        """Train to the budget, evaluating at step 0 (unless resumed) and every `eval_every`."""
+        agent, progress, total = self.agent, self.progress, self.total
+        if not self.curve:
+            self.evaluate()
+        if self.config["algo"] == "qlearning":
+            every = self.config["eval_every"]
+            while agent.step < total:
+                boundary = min(total, (agent.step // every + 1) * every)
+                while agent.step < boundary:
+                    agent.learn(min(boundary, agent.step + QLEARNING_CHUNK))
+                    progress.steps(agent.step)
+                self.evaluate()
+        else:
+            agent.learn(total, self.config["eval_every"], self.evaluate, progress.steps)
+            progress.steps(agent.step)
+            if self.curve[-1]["steps"] != agent.step:
+                self.evaluate()
+
+    def evaluate(self) -> None:
+        """Score the agent exactly, add the point to the curve and checkpoint."""
+        agent, scorer, config = self.agent, self.scorer, self.config
         start = time.perf_counter()
         point = scorer.score(_greedy(agent, scorer))
         if hasattr(agent, "probabilities"):
@@ -226,70 +266,81 @@ def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dic
                 played = agent.grid_probabilities(scorer.game)
                 point["stochastic_exploitability"] = scorer.exploitability(played)
         point["steps"] = agent.step
-        curve.append(point)
-        timing["evaluations"].append(
+        self.curve.append(point)
+        self.timing["evaluations"].append(
             {
                 "steps": agent.step,
                 "training_seconds": agent.training_seconds,
                 "evaluation_seconds": time.perf_counter() - start,
             }
         )
-        session["wall_seconds"] = time.perf_counter() - wall_start
-        session["end_step"] = agent.step
+        self.session["wall_seconds"] = time.perf_counter() - self.wall_start
+        self.session["end_step"] = agent.step
         # The curve first: a kill before the checkpoint only leaves a point to recompute.
         with ctrl_c_deferred():
-            atomic_write_json(curve_path, curve)
-            atomic_write_json(timing_path, timing)
-            atomic_write_bytes(checkpoint_path, pickle.dumps(agent.checkpoint_state()))
-        progress.evaluated(point)
-        if stop_after is not None and stop_after <= agent.step < total:
+            atomic_write_json(self.curve_path, self.curve)
+            atomic_write_json(self.timing_path, self.timing)
+            atomic_write_bytes(self.checkpoint_path, pickle.dumps(agent.checkpoint_state()))
+        self.progress.evaluated(point)
+        if self.stop_after is not None and self.stop_after <= agent.step < self.total:
             raise StopRun
 
-    try:
-        if not curve:
-            evaluate()
-        if config["algo"] == "qlearning":
-            while agent.step < total:
-                boundary = min(total, (agent.step // every + 1) * every)
-                while agent.step < boundary:
-                    agent.learn(min(boundary, agent.step + QLEARNING_CHUNK))
-                    progress.steps(agent.step)
-                evaluate()
-        else:
-            agent.learn(total, every, evaluate, progress.steps)
-            progress.steps(agent.step)
-            if curve[-1]["steps"] != agent.step:
-                evaluate()
-    except StopRun:
-        return {"stopped_at": agent.step, "run_dir": str(directory)}
-    result = {
-        **curve[-1],
-        "agent": agent_name(config, masked),
-        "env_id": config["env_id"],
-        "env_kwargs": config["env_kwargs"],
-        "algo": config["algo"],
-        "seed": seed,
-        "run": directory.name,
-        "libraries": library_versions(),
-        "machine": machine_description(),
-    }
-    timing["final"] = {
-        "seconds": agent.training_seconds,
-        "steps_per_second": agent.step / max(agent.training_seconds, 1e-9),
-        "wall_seconds": sum(s["wall_seconds"] for s in timing["sessions"]),
-    }
-    agent.save_policy(
-        directory / ("policy_q.npy" if config["algo"] == "qlearning" else "policy.zip")
-    )
-    # The final greedy action per state of the game's MDP (in `baselines.enumerated` order):
-    # the report rebuilds where the agent loses its gap from it, without SB3 or torch.
-    atomic_write_bytes(directory / "actions.npy", _npy(_greedy(agent, scorer)))
-    atomic_write_json(timing_path, timing)
-    atomic_write_json(directory / "result.json", result)
-    checkpoint_path.unlink(missing_ok=True)  # the policy and result say everything now
-    status = TRAINED if resumed_at is None else RESUMED
-    done = {"status": status, "resumed_at": resumed_at, "run_dir": str(directory)}
-    return {**result, **timing["final"], **done}
+    def finish(self, seed: int, name: str) -> dict[str, Any]:
+        """Save the policy, its action table, the timing and the result; drop the checkpoint."""
+        agent, config, directory, timing = self.agent, self.config, self.directory, self.timing
+        result = {
+            **self.curve[-1],
+            "agent": name,
+            "env_id": config["env_id"],
+            "env_kwargs": config["env_kwargs"],
+            "algo": config["algo"],
+            "seed": seed,
+            "run": directory.name,
+            "libraries": library_versions(),
+            "machine": machine_description(uses_torch=config["algo"] == "ppo"),
+        }
+        timing["final"] = {
+            "seconds": agent.training_seconds,
+            "steps_per_second": agent.step / max(agent.training_seconds, 1e-9),
+            "wall_seconds": sum(s["wall_seconds"] for s in timing["sessions"]),
+        }
+        agent.save_policy(
+            directory / ("policy_q.npy" if config["algo"] == "qlearning" else "policy.zip")
+        )
+        # The report rebuilds where the agent loses its gap from it, without SB3 or torch, and
+        # every policy argument takes it (see training.runs).
+        table = action_table(agent, self.scorer, bool(config["evaluation"].get("exploitability")))
+        atomic_write_bytes(directory / "actions.npy", _npy(table))
+        atomic_write_json(self.timing_path, timing)
+        atomic_write_json(directory / "result.json", result)
+        self.checkpoint_path.unlink(missing_ok=True)  # the policy and result say everything now
+        status = TRAINED if self.resumed_at is None else RESUMED
+        done = {"status": status, "resumed_at": self.resumed_at, "run_dir": str(directory)}
+        return {**result, **timing["final"], **done}
+
+
+def action_table(agent, scorer: ExactScorer, whole_grid: bool) -> np.ndarray:
+    """The agent's final greedy policy over the observation grid (shape `observation_nvec` of
+    the env's model), as `actions.npy` keeps it.
+
+    Each observation of a reachable state holds the greedy action the run's value scores; with
+    `whole_grid` (a two-player run scored by its exploitability) every other observation holds
+    the mover's greedy action there, as the exploitability asks it, so the table also plays
+    as an opponent; otherwise the other observations hold -1.
+    """
+    mdp = scorer.mdp
+    shape = tuple(int(n) for n in mdp.model.observation_nvec)
+    table = np.full(shape, -1, dtype=np.int64)
+    if whole_grid:
+        policy = _grid_policy(agent, scorer)
+        if not isinstance(policy, np.ndarray):  # an SB3 model: asked on the whole grid
+            import baselines
+            from baselines.exploitability import observation_grid
+
+            policy = baselines.policy_actions(policy, observation_grid(scorer.game))
+        table[...] = np.asarray(policy).reshape(shape)
+    table[tuple(mdp.observation_array.T)] = _greedy(agent, scorer)
+    return table
 
 
 def _npy(array: np.ndarray) -> bytes:

@@ -136,6 +136,22 @@ def trial(params: dict[str, Any], raw: dict[str, Any], budget: str, seed: int, r
 
 
 def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        seed, raw, base, space = _checked_arguments(args)
+    except ConfigError as error:
+        parser.exit(2, f"error: {error}\n")
+    grid = _fit(args, raw, base, space, seed)
+    if grid is None:
+        print("interrupted; finished trials stay in the run store: run again to reuse them",
+              file=sys.stderr)  # fmt: skip
+        return 130
+    _print_trials(grid, space, base)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m training.tune",
         description=__doc__,
@@ -150,23 +166,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--address", default=None, help="a Ray cluster (default: start one)")
     parser.add_argument("--runs", default="runs", help="the run store (default: runs)")
     parser.add_argument("--grace", type=int, default=2, help="evaluations before ASHA may stop")
-    args = parser.parse_args(argv)
-    try:
-        if args.samples < 1:
-            raise ConfigError(f"--samples must be >= 1, got {args.samples}")
-        if args.workers < 1:
-            raise ConfigError(f"--workers must be >= 1, got {args.workers}")
-        if args.grace < 1:
-            raise ConfigError(f"--grace must be >= 1, got {args.grace}")
-        if importlib.util.find_spec("ray") is None:
-            raise ConfigError("training.tune needs Ray Tune: pip install -e '.[ray]'")
-        seed = check_seed(args.seed)
-        raw = read_raw(args.config)
-        base = resolve_config(raw, args.budget, source=args.config)
-        space = DEFAULT_SPACES[base["algo"]] if args.space is None else read_raw(args.space)
-        space = check_space(space, raw, args.budget, args.space or "the default space")
-    except ConfigError as error:
-        parser.exit(2, f"error: {error}\n")
+    return parser
+
+
+def _checked_arguments(args: argparse.Namespace) -> tuple[int, dict, dict, dict]:
+    """(seed, the raw config, its resolved budget, the checked search space), or ConfigError."""
+    if args.samples < 1:
+        raise ConfigError(f"--samples must be >= 1, got {args.samples}")
+    if args.workers < 1:
+        raise ConfigError(f"--workers must be >= 1, got {args.workers}")
+    if args.grace < 1:
+        raise ConfigError(f"--grace must be >= 1, got {args.grace}")
+    if importlib.util.find_spec("ray") is None:
+        raise ConfigError("training.tune needs Ray Tune: pip install -e '.[ray]'")
+    seed = check_seed(args.seed)
+    raw = read_raw(args.config)
+    base = resolve_config(raw, args.budget, source=args.config)
+    space = DEFAULT_SPACES[base["algo"]] if args.space is None else read_raw(args.space)
+    space = check_space(space, raw, args.budget, args.space or "the default space")
+    return seed, raw, base, space
+
+
+def _fit(args: argparse.Namespace, raw: dict, base: dict, space: dict, seed: int):
+    """Run the trials on Ray Tune under ASHA; their result grid, or None if interrupted."""
     import ray
     from ray import tune
     from ray.tune.schedulers import ASHAScheduler
@@ -194,14 +216,16 @@ def main(argv: list[str] | None = None) -> int:
                 verbose=0,
             ),
         )
-        grid = tuner.fit()
+        return tuner.fit()
     except KeyboardInterrupt:
-        print("interrupted; finished trials stay in the run store: run again to reuse them",
-              file=sys.stderr)  # fmt: skip
-        return 130
+        return None
     finally:
         if ray.is_initialized():
             ray.shutdown()
+
+
+def _print_trials(grid, space: dict, base: dict) -> None:
+    """The trials' table (those that trained longest first) and the best hyperparameters."""
     rows = []
     for result in grid:
         if result.metrics:
@@ -218,7 +242,6 @@ def main(argv: list[str] | None = None) -> int:
         print("\nbest hyperparams (of the trials that trained longest; exact values, so the")
         print("config below is the same run, read back from the store):")
         print(yaml.safe_dump({"hyperparams": best}, sort_keys=False).strip())
-    return 0
 
 
 if __name__ == "__main__":
