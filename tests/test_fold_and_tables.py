@@ -214,6 +214,7 @@ class CoinRun:
 
 
 def test_a_new_game_is_a_model_and_one_registration():
+    # Unregistered after the test by the autouse fixture `registrations_do_not_leak`.
     dice_envs.register_game("toy/CoinRun-v0", CoinRun, [{}])
     env = gym.make("toy/CoinRun-v0", render_mode="rgb_array")
     check_env(env.unwrapped)
