@@ -75,6 +75,7 @@ def run_identity(config: dict[str, Any], seed: int) -> dict[str, Any]:
 
 
 @functools.cache
+@functools.cache
 def code_fingerprint() -> str:
     """A hash of the code of CODE_PACKAGES as imported (editable install or not), once per
     process: a change that can alter sampling, learning or evaluation makes every run new."""
