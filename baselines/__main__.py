@@ -4,27 +4,13 @@ any order (the `dice-envs` command does this and more)."""
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import sys
 import time
 
 import baselines
+from baselines.arguments import parse_kwargs
 from dice_envs.policies import named_policy
-
-
-def parse_kwargs(pairs: list[str]) -> dict[str, object]:
-    """`key=value` pairs; values are Python literals where they parse, else strings."""
-    kwargs: dict[str, object] = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep or not key.isidentifier():
-            raise ValueError(f"arguments must look like key=value, got {pair!r}")
-        try:
-            kwargs[key] = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            kwargs[key] = text
-    return kwargs
 
 
 def _release_freed_memory() -> None:

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from baselines.__main__ import parse_kwargs
+from baselines.arguments import parse_kwargs
 
 
 def run(*args):

@@ -16,7 +16,6 @@ the run store. Options may come in any order; `--json` prints one JSON object.
 from __future__ import annotations
 
 import argparse
-import ast
 import importlib
 import json
 import sys
@@ -27,6 +26,7 @@ from typing import Any, TextIO
 import numpy as np
 
 import baselines
+from baselines.arguments import parse_kwargs
 from dice_envs import GAMES, env_ids
 from dice_envs.policies import named_policy, policy_names
 
@@ -37,20 +37,6 @@ DELEGATED = {
     "tune": ("training.tune", "search hyperparameters with Ray Tune on the exact gap"),
     "report": ("training.report", "tables and figures of the runs of a budget"),
 }
-
-
-def parse_kwargs(pairs: list[str]) -> dict[str, Any]:
-    """`key=value` pairs; values are Python literals where they parse, else strings."""
-    kwargs: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep or not key.isidentifier():
-            raise ValueError(f"game arguments must look like key=value, got {pair!r}")
-        try:
-            kwargs[key] = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            kwargs[key] = text
-    return kwargs
 
 
 def load_policy(spec: str, env_id: str, kwargs: dict[str, Any]) -> Any:
