@@ -389,6 +389,9 @@ def evaluate_on(
     `policy_probabilities`) is scored by its action probabilities.
     """
     start = time.perf_counter()
+    if callable(getattr(policy, "batch", None)) and obs_transform is None:
+        # Asked once: its answer decides between actions and probabilities, then is scored.
+        policy = _Answered(np.asarray(policy.batch(_observation_batch(mdp, None))))
     probs = policy_probabilities(
         policy, mdp, obs_transform=obs_transform, deterministic=deterministic
     )
@@ -399,6 +402,19 @@ def evaluate_on(
         evaluation = score_probabilities(probs, mdp, optimum)
     evaluation.seconds = time.perf_counter() - start
     return evaluation
+
+
+class _Answered:
+    """A batched policy's answer for every state of the tables, kept so it is asked once."""
+
+    def __init__(self, output: np.ndarray) -> None:
+        self.output = output
+
+    def batch(self, observations: np.ndarray) -> np.ndarray:
+        return self.output
+
+    def __call__(self, obs):
+        raise TypeError("a kept batch answer is read whole, not one observation at a time")
 
 
 def policy_probabilities(

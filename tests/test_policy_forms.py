@@ -132,3 +132,15 @@ def test_the_old_opponent_callable_form_still_works_with_a_warning():
 def test_a_slow_form_says_what_the_fast_one_is():
     with pytest.warns(UserWarning, match="batched"):
         baselines.evaluate(lambda obs: 1, PIG, goal=100)
+
+
+def test_a_batched_policy_is_asked_once_per_evaluation():
+    calls = []
+
+    def hold_at_20(obs):
+        calls.append(len(obs))
+        return np.where(obs[:, 2] < 20, ROLL, HOLD)
+
+    value = baselines.evaluate(batched(hold_at_20), PIG, **PIG_ARGS).value
+    assert value == pytest.approx(baselines.evaluate("hold-at-20", PIG, **PIG_ARGS).value)
+    assert len(calls) == 1
