@@ -6,8 +6,9 @@ Env speed is measured on unwrapped envs with random actions (`action_space.sampl
 at each episode end, the envs taking turns over several repeats in the same run; the best repeat
 of each counts, and ratios are against FrozenLake-v1 in that same run. Every peer runs in the
 same run as what it is compared with; no column compares with older code (to see a change,
-run this at both versions on one machine). Writes OUT/bench_results.md and .json; with the
-repository's own docs folder (the default) also the README's "bench" section.
+run this at both versions on one machine). Writes OUT/bench_results.json, and the report
+into the "bench" section of docs/benchmarks.md when OUT is the repository's own docs folder
+(the default), else into OUT/bench_results.md.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from benchmarks.solves import (
     bench_solves,
     bench_two_player,
 )
-from docs.tools.readme import DOCS, replace_readme_section
+from docs.tools.readme import BENCHMARKS, DOCS, check_markers, replace_marked_section
 
 
 def measure(args: argparse.Namespace) -> dict[str, list[dict]]:
@@ -268,13 +269,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-slow", action="store_true", help="skip the 1-minute generic solve")
     parser.add_argument("--out", type=Path, default=DOCS, help="the docs folder (default: docs)")
     args = parser.parse_args(argv)
+    to_repository = args.out.resolve() == DOCS
+    if to_repository:
+        check_markers(BENCHMARKS, "bench")  # refused before the minutes of measuring
     results = measure(args)
     report = report_text(results, args.steps, args.repeats)
     print(report)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bench_results.md").write_text(report)
-    if args.out.resolve() == DOCS:
-        replace_readme_section("bench", report.replace("### ", "#### "))
+    if to_repository:
+        replace_marked_section(BENCHMARKS, "bench", report)
+    else:
+        (args.out / "bench_results.md").write_text(report)
     (args.out / "bench_results.json").write_text(json.dumps(results, indent=1))
     return 0
 

@@ -7,7 +7,8 @@ the same run into a temporary run store: `n_envs: 1` (the scalar learner, one en
 one update at a time) and the config's own default (512 copies, one batched update per step
 of the batch). Reported: training seconds (evaluations excluded), steps per second, and the
 exact relative gap at the end, mean over the seeds. Writes OUT/bench_qlearning.json; with the
-repository's own docs folder (the default) also the README's "training-bench" section.
+repository's own docs folder (the default) also the "training-bench" section of
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from baselines.game_pages import markdown_table
-from docs.tools.readme import DOCS, ROOT, replace_readme_section
+from docs.tools.readme import BENCHMARKS, DOCS, ROOT, check_markers, replace_marked_section
 from training.config import load_config
 from training.train import run
 
@@ -61,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", nargs="+", default=list(GAMES))
     parser.add_argument("--out", type=Path, default=DOCS, help="the docs folder (default: docs)")
     args = parser.parse_args(argv)
+    to_repository = args.out.resolve() == DOCS
+    if to_repository:
+        check_markers(BENCHMARKS, "training-bench")  # refused before the training, not after
     rows = bench_qlearning(tuple(args.games))
     scalar = {r["game"]: r for r in rows if r["n_envs"] == 1}
     table = [
@@ -97,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     print(report)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "bench_qlearning.json").write_text(json.dumps(rows, indent=1))
-    if args.out.resolve() == DOCS:
-        replace_readme_section("training-bench", report.replace("### ", "#### "))
+    if to_repository:
+        replace_marked_section(BENCHMARKS, "training-bench", report)
     return 0
 
 

@@ -528,8 +528,8 @@ def test_a_selection_with_no_config_of_the_budget_is_refused(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_the_readme_full_section_shows_the_default_games_and_links_the_rest(tmp_path, monkeypatch):
-    # The maintainer's tool (docs/tools/training_report.py) writes the README's sections.
+def test_the_results_full_section_shows_the_default_games_and_links_the_rest(tmp_path, monkeypatch):
+    # The maintainer's tool (docs/tools/training_report.py) writes the results page's sections.
     from docs.tools.training_report import write_training_docs
 
     configs = write_configs(
@@ -552,21 +552,22 @@ def test_the_readme_full_section_shows_the_default_games_and_links_the_rest(tmp_
     for path in sorted(configs.glob("*/*.yaml")):
         for seed in (0, 1):
             run(load_config(path, "full"), seed, runs)
-    readme = tmp_path / "README.md"
+    results = tmp_path / "docs/results/training.md"  # the default page under docs
+    results.parent.mkdir(parents=True)
     empty = "".join(f"<!-- {name}:start -->\n<!-- {name}:end -->\n" for name in
                     ("training", "training-timing", "training-full"))  # fmt: skip
-    readme.write_text(empty)
-    monkeypatch.chdir(tmp_path)  # the README's links are relative: docs/training/full
-    write_training_docs(configs, "full", runs, readme=readme, full_configs=("sum_avoid/qlearning",))
-    text = readme.read_text()
+    results.write_text(empty)
+    monkeypatch.chdir(tmp_path)  # docs/ is relative to the folder, as in the repository
+    write_training_docs(configs, "full", runs, full_configs=("sum_avoid/qlearning",))
+    text = results.read_text()
     section = text.split("<!-- training-full:start -->")[1].split("<!-- training-full:end -->")[0]
     # The results and their times are the default games' alone.
     assert "`sum_avoid/qlearning.yaml`" in section
     assert "`d20_rounds/qlearning.yaml`" not in section and "d20_rounds.png" not in section
     assert "| d20_rounds |" not in section and "The 2 runs shown here took" in section
     assert "The other 2 configs" in section
-    assert "(docs/training/full/report.md)" in section
-    assert "(docs/training/full/sum_avoid.png)" in section
+    assert "(../training/full/report.md)" in section  # relative to docs/results/
+    assert "(../training/full/sum_avoid.png)" in section
     assert "<!-- training:start -->\n<!-- training:end -->" in text  # the quick ones untouched
     assert "d20_rounds" in (tmp_path / "docs/training/full/report.md").read_text()
     # A two-player game's page has its exploitability rows and curve.
@@ -578,11 +579,15 @@ def test_the_readme_full_section_shows_the_default_games_and_links_the_rest(tmp_
     assert (
         "No config of this game has a `full` budget" in (tmp_path / "docs/games/pig.md").read_text()
     )
-    # A report without every default config leaves the README's section alone.
-    readme.write_text(empty)
-    write_training_docs(
-        configs, "full", runs, ["d20_rounds"], readme=readme, full_configs=("sum_avoid/qlearning",)
-    )
-    assert readme.read_text() == empty
+    # A report without every default config leaves the page's section alone.
+    results.write_text(empty)
+    write_training_docs(configs, "full", runs, ["d20_rounds"], page=results,
+                        full_configs=("sum_avoid/qlearning",))  # fmt: skip
+    assert results.read_text() == empty
+    # A page without the section's markers is refused before any report is made.
+    results.write_text("<!-- training:start -->\n<!-- training:end -->\n")
+    with pytest.raises(ValueError, match="no <!-- training-full:start -->"):
+        write_training_docs(configs, "full", runs, docs=tmp_path / "elsewhere", page=results)
+    assert not (tmp_path / "elsewhere").exists()
     trained = (tmp_path / "docs/games/sum_avoid.md").read_text()
     assert "No config" not in trained and "| sum_avoid (N=10) | Q-learning, 2 seeds |" in trained

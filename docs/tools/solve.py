@@ -5,9 +5,10 @@ policies drawn:
 
     python -m docs.tools.solve [--out docs]
 
-Writes OUT/demo_results.md, PNG plots in OUT/images/, and the "game" section of each page in
-OUT/games/; with the repository's own docs folder (the default) also the README's "games" and
-"demo" sections.
+Writes PNG plots in OUT/images/ and the "game" section of each page in OUT/games/; with the
+repository's own docs folder (the default) also the "games" table of README.md and
+docs/index.md and the "solutions" section of docs/results/solutions.md (the optimum of every
+game, the heuristics scored, the list of pages, exploitability, where the gap is lost).
 """
 
 from __future__ import annotations
@@ -22,7 +23,15 @@ from docs.tools.analysis import exploitability_section, gap_decomposition_sectio
 from docs.tools.common import D20, PIG, SIMULTANEOUS_HOG, SUM_AVOID, TEN_THOUSAND
 from docs.tools.overview import README_DOCS, games_table, overview_sections, pages_section
 from docs.tools.pig_family import pig_family_section, plot_pig
-from docs.tools.readme import DOCS, replace_readme_section
+from docs.tools.readme import (
+    DOCS,
+    HOME,
+    README,
+    SOLUTIONS,
+    check_markers,
+    rebase_links,
+    replace_marked_section,
+)
 from docs.tools.simultaneous_hog import simultaneous_hog_section
 from docs.tools.single_agent import D20_IMAGES, plot_d20, plot_sum_avoid
 from docs.tools.stopping import chow_robbins_section, die_and_cards_section
@@ -61,19 +70,47 @@ def per_game_sections(images: Path, docs: Path) -> list[tuple[str, str, list[str
     ]
 
 
-def write_readme(overview: list[str], closing: list[str]) -> None:
-    """The README keeps the overview and the closing sections; each game's own sections are
-    on its page. Its image links point into docs/, one folder down."""
-    replace_readme_section("games", games_table())
-    readme = "\n\n".join([*overview, pages_section(), *closing])
-    readme = readme.replace("](images/", f"]({README_DOCS}/images/")
-    replace_readme_section("demo", readme.replace("\n## ", "\n### ").replace("## ", "### ", 1))
+def solutions_text(overview: list[str], closing: list[str]) -> str:
+    """The solutions page's section: the overview and the closing sections, with the list of
+    the games' pages between them (each game's own sections are on its page); its links are
+    relative to the repository's root, as the README's are."""
+    text = "\n\n".join([*overview, pages_section(), *closing])
+    return text.replace("](images/", f"]({README_DOCS}/images/")
+
+
+def check_repository_pages(
+    readme: Path = README, home: Path = HOME, solutions_page: Path = SOLUTIONS
+) -> None:
+    """Refuse (ValueError) unless every page `write_repository_pages` writes has its markers."""
+    for path, name in ((readme, "games"), (home, "games"), (solutions_page, "solutions")):
+        check_markers(path, name)
+
+
+def write_repository_pages(
+    games: str,
+    solutions: str,
+    readme: Path = README,
+    home: Path = HOME,
+    solutions_page: Path = SOLUTIONS,
+) -> None:
+    """The games table into the README and the home page, the solutions into their page;
+    `games` and `solutions` link relative to the README's folder, and each page gets its
+    links relative to its own folder. Nothing is written unless every page has its markers."""
+    check_repository_pages(readme, home, solutions_page)
+    replace_marked_section(readme, "games", games)
+    replace_marked_section(home, "games", rebase_links(games, readme.parent, home.parent))
+    replace_marked_section(
+        solutions_page, "solutions", rebase_links(solutions, readme.parent, solutions_page.parent)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DOCS, help="the docs folder (default: docs)")
     args = parser.parse_args(argv)
+    to_repository = args.out.resolve() == DOCS
+    if to_repository:
+        check_repository_pages()  # before the solves, not after
     images = args.out / "images"
     images.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -83,17 +120,18 @@ def main(argv: list[str] | None = None) -> int:
         "## Two players: how exploitable are the named policies?\n\n" + exploitability_section(),
         "## Where a policy loses its gap\n\n" + gap_decomposition_section(images),
     ]
-    sections = overview + [f"## {h}\n\n{text}" for h, text, _ in per_game] + closing
-    report = "\n\n".join(sections) + "\n"
-    print(report)
-    (args.out / "demo_results.md").write_text(report)
+    solutions = solutions_text(overview, closing)
+    print(solutions)
     for env_id in registry_ids():
         shown = [f"## {h}\n\n{text}" for h, text, ids in per_game if env_id in ids]
         write_page_section(env_id, "game", game_page(env_id, shown), args.out)
-    if args.out.resolve() == DOCS:
-        write_readme(overview, closing)
+    if to_repository:
+        write_repository_pages(games_table(), solutions)
+        written = f"{README.name}, {HOME.name} and {SOLUTIONS.relative_to(DOCS)}"
+    else:
+        written = "no README or site page (--out is not the repository's docs)"
     print(
-        f"plots in {images}/, tables in {args.out / 'demo_results.md'} "
+        f"plots in {images}/, pages in {args.out / 'games'}/, {written} "
         f"({time.perf_counter() - start:.1f} s)"
     )
     return 0

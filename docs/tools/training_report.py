@@ -6,10 +6,10 @@
 Run from the repository's root. The library's report (`training.report`) goes to
 docs/training (the `quick` budget) or docs/training/full (`full`), each trained game's
 training section to docs/games/<game>.md, and the pages of games no config trains at the
-budget say so. Then the README: its `training`, `training-timing` and
-`training-exploitability` sections from a `quick` report of every config, its `training-full`
-section from a `full` report that has the default games (`README_FULL_CONFIGS`); a report of
-fewer configs leaves the README as it is.
+budget say so. Then the results page, docs/results/training.md: its `training`,
+`training-timing` and `training-exploitability` sections from a `quick` report of every
+config, its `training-full` section from a `full` report that has the default games
+(`RESULTS_FULL_CONFIGS`); a report of fewer configs leaves the page as it is.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from docs.tools.readme import README, ROOT, replace_readme_section
+from docs.tools.readme import ROOT, check_markers, rebase_links, replace_marked_section
 from training.report import (
     Report,
     ReportError,
@@ -32,9 +32,9 @@ from training.report import (
     write_untrained_pages,
 )
 
-# The README's full-budget section shows these configs (the default games); the report in
-# docs/training/full has every config with a full budget.
-README_FULL_CONFIGS = (
+# The results page's full-budget section shows these configs (the default games); the report
+# in docs/training/full has every config with a full budget.
+RESULTS_FULL_CONFIGS = (
     "pig/qlearning_goal100",
     "pig/ppo_goal100",
     "d20_rounds/qlearning_rounds100",
@@ -52,27 +52,31 @@ def _config_name(path: Path) -> str:
     return f"{path.parent.name}/{path.stem}"
 
 
-def _linked(text: str, folder: Path) -> str:
-    """The report's figure links (relative to its folder) made relative to the README."""
-    return text.replace("](", f"]({folder}/")
+def results_page(docs: Path) -> Path:
+    """The page of training results under `docs`, whose sections the reports write."""
+    return docs / "results" / "training.md"
 
 
-def write_quick_sections(report: Report, readme: Path) -> None:
-    """The README's results, exploitability and timing sections from the `quick` report."""
-    out = report.out
-    results = f"{report.description}\n\n{report.table}\n\n{report.plots}\n\n{report.monte_carlo}"
-    replace_readme_section("training", _linked(results, out), readme)
-    replace_readme_section("training-timing", report.timing, readme)
+def write_quick_sections(report: Report, page: Path) -> None:
+    """The results page's results, exploitability and timing sections from the `quick`
+    report, its links (relative to the report's folder) made relative to the page's."""
+
+    def write(name: str, text: str) -> None:
+        replace_marked_section(page, name, rebase_links(text, report.out, page.parent))
+
+    write(
+        "training",
+        f"{report.description}\n\n{report.table}\n\n{report.plots}\n\n{report.monte_carlo}",
+    )
+    write("training-timing", report.timing)
     if report.exploitability:
-        replace_readme_section(
-            "training-exploitability", _linked(report.exploitability, out), readme
-        )
+        write("training-exploitability", report.exploitability)
 
 
-def write_full_section(report: Report, readme: Path, full_configs=None) -> bool:
-    """The README's `training-full` section: the default games' rows, figures and times, with
-    a link to the rest; False (nothing written) if the report lacks one of them."""
-    full_configs = README_FULL_CONFIGS if full_configs is None else full_configs
+def write_full_section(report: Report, page: Path, full_configs=None) -> bool:
+    """The results page's `training-full` section: the default games' rows, figures and
+    times, with a link to the rest; False (nothing written) if the report lacks one of them."""
+    full_configs = RESULTS_FULL_CONFIGS if full_configs is None else full_configs
     groups = report.groups
     shown = {p: g for p, g in groups.items() if _config_name(p) in full_configs}
     if len(shown) != len(full_configs):
@@ -90,7 +94,8 @@ def write_full_section(report: Report, readme: Path, full_configs=None) -> bool:
         f"\n\n{gap_plots(report, stems)}{others}\n\n"
         f"{timing_text(shown, 'shown here', report.sweeps)}"
     )
-    replace_readme_section("training-full", _linked(section, report.out), readme)
+    section = rebase_links(section, report.out, page.parent)
+    replace_marked_section(page, "training-full", section)
     return True
 
 
@@ -100,19 +105,25 @@ def write_training_docs(
     runs: str | Path,
     games: list[str] | None = None,
     docs: Path = Path("docs"),
-    readme: Path = README,
+    page: Path | None = None,
     full_configs: tuple[str, ...] | None = None,
 ) -> Report:
     """The report of `budget` into its folder under `docs`, the games' pages, and the
-    README's sections (`docs` relative to the README's folder, as its links are)."""
+    sections of the results `page` (default: `docs`/results/training.md)."""
+    page = results_page(docs) if page is None else page
+    if budget == "full":
+        check_markers(page, "training-full")  # refused before the report, not after
+    elif games is None:
+        for name in ("training", "training-timing", "training-exploitability"):
+            check_markers(page, name)
     reproduce = "`make demo`" if budget == "quick" else None
     report = make_report(configs, budget, runs, report_folder(budget, docs), games, reproduce)
     write_game_pages(report, docs)
     write_untrained_pages(configs, budget, docs)
     if budget == "quick" and games is None:
-        write_quick_sections(report, readme)
-    elif budget == "full" and not write_full_section(report, readme, full_configs):
-        print("the README's full section needs every default config; left as it is")
+        write_quick_sections(report, page)
+    elif budget == "full" and not write_full_section(report, page, full_configs):
+        print(f"{page}'s full section needs every default config; left as it is")
     return report
 
 
