@@ -177,9 +177,7 @@ class DiceEnv(gym.Env):
             action_index(action, self._num_actions)  # raises the ValueError
         action = index
         if self._sample_step is not None:
-            state, reward, terminal, info = self._sample_step(
-                self.state, action, self._uniform
-            )
+            state, reward, terminal, info = self._sample_step(self.state, action, self._uniform)
         else:
             key = (self.state, action)
             table = self._outcomes.get(key)
