@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH := torch==2.13.0
 
-.PHONY: venv test demo solve train report bench install-check clean
+.PHONY: venv test docs demo solve train report bench install-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(BIN)/python:
 # torch first, as the CPU build on local disk; otherwise stable-baselines3 pulls a CUDA build.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet $(TORCH)
-	$(BIN)/pip install --quiet -e '.[test,train]'
+	$(BIN)/pip install --quiet -e '.[test,train,docs]'
 	touch $@
 
 venv: $(VENV)/.installed
@@ -23,6 +23,15 @@ test: venv
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
+	$(DOCS_BUILD)
+
+# The site (mkdocs.yml): the committed pages rendered, the API reference read from the
+# docstrings; --strict fails on a broken link, a missing page or a docstring that does not
+# render. It runs no solve and no training: the make targets that own the pages write them.
+DOCS_BUILD = NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+docs: venv
+	$(DOCS_BUILD)
 
 # The main job: the exact solutions, then the quick training sweep and its report.
 demo: solve train
@@ -50,4 +59,4 @@ install-check:
 	bash tools/install_check.sh
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache site

@@ -26,7 +26,15 @@ PLAYERS = ("one", "two", "simultaneous")
 
 @dataclass(frozen=True)
 class Reference:
-    """A published source: who, what, where, when."""
+    """A published source: who, what, where, when (`str()` gives "Authors (year). Title.
+    Venue.").
+
+    Attributes:
+        authors: as the source lists them ("T. W. Neller and C. G. M. Presser").
+        title: the title of the article, book or chapter.
+        venue: where it appeared (journal with volume and pages, publisher, proceedings).
+        year: the year of publication (None: undated, shown as "n.d.").
+    """
 
     authors: str
     title: str
@@ -105,6 +113,22 @@ def register_game(
     `model(**kwargs)`, `gym.make_vec(env_id, num_envs=n, **kwargs)` the native vector env over
     its tables, and every consumer of the registry (PettingZoo for two-player models,
     `baselines`, training, the pages) finds it. Registering an id again replaces its entry.
+
+    Args:
+        env_id: the Gymnasium id, "namespace/Name-v0".
+        model: the model class or factory taking the env's keyword arguments, or its import
+            path "module:attribute" (imported when first made).
+        examples: small argument sets that exercise the game; the conformance tests run the
+            id with each.
+        summary: one line saying what the game is.
+        references: `Reference`s of where its rules and published numbers come from.
+        policies: the named policies its pages and reports score (names the model's
+            `named_policy` takes).
+        tables_refused: for a game too large for tables: `f(kwargs)` gives why its tables
+            can not be built at those arguments, None where they can.
+
+    Returns:
+        The registry entry (also `game(env_id)`).
     """
     if not isinstance(env_id, str) or not re.fullmatch(r"[\w.-]+/[A-Z]\w*-v\d+", env_id):
         raise ValueError(f"env_id must look like 'namespace/Name-v0', got {env_id!r}")
