@@ -447,15 +447,15 @@ def take_screenshots(browser: Browser, base: str, pages: dict[str, str], out: Pa
 def run(args: argparse.Namespace) -> int:
     """Build, check and screenshot the site; 1 if anything was found, else 0."""
     started = time.monotonic()
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out: {out} is a file; give a folder for the screenshots")
+    if not args.timeout > 0:
+        raise ValueError(f"--timeout: must be a positive number of seconds, got {args.timeout}")
     config_path = Path(args.config).resolve()
     config = read_config(config_path)
     pages = pages_to_shoot(config, config_path)
     executable = find_browser(args.browser)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out: {out} is a file; give a folder for the screenshots")
-    if args.timeout <= 0:
-        raise ValueError(f"--timeout: must be a positive number of seconds, got {args.timeout}")
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="docs-check-site-") as temporary:
         site_dir = Path(temporary) / "site"
