@@ -247,7 +247,8 @@ def build_site(config_path: Path, site_dir: Path) -> None:
     """``mkdocs build --strict``; a RuntimeError carrying mkdocs' output if it fails."""
     command = [sys.executable, "-m", "mkdocs", "build", "--strict"]
     command += ["--config-file", str(config_path), "--site-dir", str(site_dir)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    quiet = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # Material's end-of-life banner
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=quiet)
     if done.returncode != 0:
         raise RuntimeError(f"mkdocs build --strict failed:\n{done.stdout}{done.stderr}")
 
