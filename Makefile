@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH := torch==2.13.0
 
-.PHONY: venv test docs demo solve train report bench install-check clean
+.PHONY: venv test docs docs-check demo solve train report bench install-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -57,6 +57,12 @@ bench: venv
 # from outside the repository: gym.make, make_vec, solve, evaluate, version, LICENSE.
 install-check:
 	bash tools/install_check.sh
+
+# A maintainer's look at the site, not part of `test`: builds it (strict), screenshots the home,
+# a game and an API page at desktop and phone widths in headless Chromium (Debian's chromium
+# package) into docs-check/, and reports leaked Markdown, missing images and empty tables.
+docs-check: venv
+	$(BIN)/python tools/docs_check.py --out docs-check
 
 clean:
 	rm -rf $(VENV) .pytest_cache site
