@@ -100,7 +100,7 @@ def test_published_value_and_thresholds_at_a_million():
 
 # Tijms (2012) reports "beta_1 = 1 ... beta_2 = 2, beta_3 = 3, beta_4 = 2, beta_5 = 3,
 # beta_8 = 2, beta_10 = 4, beta_15 = 3, beta_25 = 5, beta_50 = 6, beta_75 = 7, beta_99 = 9,
-# and beta_100 = 8" (Medina and Zeilberger's values for the unbounded game).
+# and beta_100 = 8" (Medina and Zeilberger's, 2010, for the unbounded game).
 TIJMS_THRESHOLDS = {
     1: 1,
     2: 2,

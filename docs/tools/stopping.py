@@ -139,7 +139,7 @@ def chow_robbins_section(out: Path) -> str:
         f"f_N(0), the value with at most N tosses, by the banded solver (`baselines/"
         f"chow_robbins.py`: only heads minus tails within the band D is kept, which changes "
         f"the value by less than {longest.eps:g}):\n\n{values}\n\nThe thresholds Tijms "
-        f"quotes (of the unbounded game, after Medina and Zeilberger), next to the horizon "
+        f"quotes (of the unbounded game, after Medina and Zeilberger, 2010), next to the horizon "
         f"{longest.horizon:,} game's; they differ at "
         f"{', '.join(differ) if differ else 'no n'}:\n\n{threshold_table}\n\n"
         f"The rule Tijms quotes, stop as soon as heads exceed tails, is worth pi/4 = "
