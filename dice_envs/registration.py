@@ -215,6 +215,18 @@ HAIGH_ROTERS_2000 = Reference(
     "Journal of Applied Probability 37, 1110-1116",
     2000,
 )
+ROTERS_1998 = Reference(
+    "M. Roters",
+    "Optimal stopping in a dice game",
+    "Journal of Applied Probability 35, 229-235",
+    1998,
+)
+MEDINA_ZEILBERGER_2010 = Reference(
+    "L. A. Medina and D. Zeilberger",
+    "An experimental mathematics perspective on the old, and still open, question of when to stop",
+    "Gems in Experimental Mathematics, Contemporary Mathematics 517 (AMS), 265-274",
+    2010,
+)
 CROCCE_MORDECKI = Reference(
     "F. Crocce and E. Mordecki",
     "A finite exact algorithm to solve a dice game",
@@ -333,7 +345,7 @@ register_game(
     "dice_envs.games.pig:PigSolitaire",
     [{"goal": 20}, {"goal": 12, "objective": "turn_score"}, {"goal": 10, "sides": 4}],
     summary="Pig alone: reach 100 in the fewest turns (reward -1 per turn)",
-    references=[TIJMS_2012, HAIGH_ROTERS_2000, CROCCE_MORDECKI],
+    references=[TIJMS_2012, HAIGH_ROTERS_2000, CROCCE_MORDECKI, ROTERS_1998],
     # Reaching the goal ends a turn, so hold-at-K alone holds at min(K, points still needed),
     # as Tijms stipulates.
     policies=["hold-at-20", "hold-at-25"],
@@ -415,7 +427,7 @@ register_game(
     "dice_envs.games.stopping:ChowRobbins",
     [{"horizon": 30}, {"horizon": 1}, {"horizon": 7}],
     summary="toss a coin at most 100 times; stop for the share of heads",
-    references=[CHOW_ROBBINS_1965, HAGGSTROM_WASTLUND_2013, TIJMS_2012],
+    references=[CHOW_ROBBINS_1965, HAGGSTROM_WASTLUND_2013, TIJMS_2012, MEDINA_ZEILBERGER_2010],
     policies=["heads-exceed-tails", "stop-at-plus-2", "stop-at-plus-3"],
     tables_refused=_chow_robbins_tables,
 )
