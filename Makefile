@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH := torch==2.13.0
 
-.PHONY: venv test demo solve train report bench install-check clean
+.PHONY: venv test docs docs-check demo solve train report bench install-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(BIN)/python:
 # torch first, as the CPU build on local disk; otherwise stable-baselines3 pulls a CUDA build.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet $(TORCH)
-	$(BIN)/pip install --quiet -e '.[test,train]'
+	$(BIN)/pip install --quiet -e '.[test,train,docs]'
 	touch $@
 
 venv: $(VENV)/.installed
@@ -23,6 +23,15 @@ test: venv
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
+	$(DOCS_BUILD)
+
+# The site (mkdocs.yml): the committed pages rendered, the API reference read from the
+# docstrings; --strict fails on a broken link, a missing page or a docstring that does not
+# render. It runs no solve and no training: the make targets that own the pages write them.
+DOCS_BUILD = NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+docs: venv
+	$(DOCS_BUILD)
 
 # The main job: the exact solutions, then the quick training sweep and its report.
 demo: solve train
@@ -49,5 +58,11 @@ bench: venv
 install-check:
 	bash tools/install_check.sh
 
+# A maintainer's look at the site, not part of `test`: builds it (strict), screenshots the home,
+# a game and an API page at desktop and phone widths in headless Chromium (Debian's chromium
+# package) into docs-check/, and reports leaked Markdown, missing images and empty tables.
+docs-check: venv
+	$(BIN)/python tools/docs_check.py --out docs-check
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache site

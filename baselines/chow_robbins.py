@@ -2,7 +2,9 @@
 
 Toss a fair coin at most N times (N, the horizon, as in `dice_envs/ChowRobbins-v0`); after
 any toss stop and be paid heads / tosses; the N-th toss ends the game paying heads / N.
-Source: ../shared/seeds/002 (Tijms), the recursion
+Source: H. Tijms, "Stochastic games and dynamic programming", Asia Pacific Mathematics
+Newsletter (2012), after Y. S. Chow and H. Robbins, "On optimal stopping rules for S_n/n",
+Illinois Journal of Mathematics 9 (1965): the recursion
 
     f_k(i) = max[i / (N - k), (f_{k-1}(i + 1) + f_{k-1}(i)) / 2],   f_0(i) = i / N,
 
@@ -341,7 +343,7 @@ def evaluate_threshold_rule(horizon: int, thresholds, eps: float = EPS) -> Bande
 def heads_exceed_tails(horizon: int, eps: float = EPS) -> Banded:
     """The rule "stop as soon as heads exceed tails" (d >= 1) with a horizon of N tosses.
 
-    Its value in the unbounded game is pi / 4 (../shared/seeds/002). With the horizon, let tau
+    Its value in the unbounded game is pi / 4 (Tijms, 2012). With the horizon, let tau
     be the first time d = 1; the unbounded game pays 1/2 + 1/(2 tau), the horizon pays
     1/2 + S_N / (2N) when tau > N, and E[S_N; tau > N] = -P(tau <= N) (optional stopping), so
     pi/4 - 1/(2N) <= value <= pi/4 - P(tau <= N) / (2N), P(tau > N) = C(N, floor(N/2)) / 2^N.

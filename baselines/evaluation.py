@@ -36,28 +36,39 @@ GRID_CELLS_LIMIT = 50_000_000
 class Evaluation:
     """The exact score of a policy on a game.
 
+    Values are expected total returns in the game's own reward units (a win probability for
+    a two-player game against a fixed opponent; minus the expected number of turns for a
+    game that minimises turns). The per-state arrays (`state_values`, `actions`,
+    `probabilities`, `visits`, `losses`) have one row per reachable non-terminal state, in
+    the state order of the game's tables (`baselines.tabulate(env_id, **kwargs)`): row i
+    belongs to the state whose observation is `observations[i]`. Read them by observation
+    with `grid(name)` (an array over the observation grid), `by_observation(name)` (a mapping)
+    and `where_lost(count)` (the observations where the most value is lost).
+
     Attributes:
         value: the policy's expected return from the start distribution.
         optimal_value: the optimum's.
         gap: optimal_value - value (>= 0 up to round-off).
         relative_gap: gap / |optimal_value| (the gap itself if the optimum is 0).
         agreement: the share of the optimal policy's expected state visits in which the policy
-            picks an optimal action.
-        state_values: the policy's value of every state (indexed like the MDP's states).
-        actions: the policy's action in every state (its most probable one, if stochastic).
-        probabilities: a stochastic policy's action probabilities per state (None for a
-            deterministic one).
-        visits: the policy's expected visits of every state from the start.
-        losses: where the gap is lost: visits times what the policy's action gives up there,
-            V*(s) - sum_a pi(a|s) Q*(s, a). They sum to `gap` (the performance difference
-            lemma), and are >= 0 up to round-off.
-        observations: the observation of every state, (states, components): row i is what
-            the agent sees in state i, so the per-state arrays above are keyed by it.
-        observation_nvec: the size of each observation component (the observation grid).
-
-    The per-state arrays are read by observation with `grid(name)` (an array over the
-    observation grid), `by_observation(name)` (a mapping) and `where_lost(count)` (the
-    observations where the most value is lost).
+            picks an optimal action (a stochastic policy: its probability of one), in [0, 1].
+        seconds: wall time of the evaluation: asking the policy for its actions and the
+            linear solve (not the tables and optimum, built once per game arguments and
+            kept).
+        state_values: (states,) float64, the policy's value of every state.
+        actions: (states,) int64, the policy's action in every state (its most probable one,
+            if stochastic).
+        visits: (states,) float64, the policy's expected number of visits of every state
+            from the start.
+        losses: (states,) float64, where the gap is lost: visits times what the policy's
+            action gives up there, `V*(s) - sum_a pi(a|s) Q*(s, a)`. They sum to `gap` (the
+            performance difference lemma), and are >= 0 up to round-off.
+        probabilities: (states, actions) float64, a stochastic policy's action probabilities
+            per state (None for a deterministic one).
+        observations: (states, components) int64, the observation of every state: row i is
+            what the agent sees in state i, so the per-state arrays above are keyed by it.
+        observation_nvec: the size of each observation component (the observation grid that
+            `grid` fills).
     """
 
     value: float

@@ -137,17 +137,22 @@ def evaluate(
     """Evaluate `policy` exactly on `env_id` (with the env's keyword arguments).
 
     The policy may be a callable obs -> action, a numpy table indexed by the observation, a
-    mapping, anything with SB3's `predict`, a `Solution`, or the name of a heuristic of
-    `baselines.heuristics` ("stop-at-25"). Stochastic policies are scored exactly too: a float
-    table with a last axis of action probabilities, a callable returning a probability vector,
-    or an SB3 model with `deterministic=False` (its action distribution, as it plays when
-    sampling). `obs_transform` maps a batch of raw observations to what the policy was trained
-    on (for models trained through observation wrappers). The game is enumerated once per
-    distinct arguments and kept (with its optimum) for the next call. The result also says
-    where the gap is lost (`Evaluation.losses`, per state, summing to the gap).
+    mapping, anything with SB3's `predict`, a `Solution`, a two-player solution or an
+    `Equilibrium` (played from the agent's seat, an equilibrium's mixtures as mixtures), or the
+    name of a heuristic of `baselines.heuristics` ("stop-at-25"). Stochastic policies are scored
+    exactly too: a float table with a last axis of action probabilities, a callable returning a
+    probability vector, or an SB3 model with `deterministic=False` (its action distribution, as
+    it plays when sampling). `obs_transform` maps a batch of raw observations to what the policy
+    was trained on (for models trained through observation wrappers). The game is enumerated
+    once per distinct arguments and kept (with its optimum) for the next call. The result also
+    says where the gap is lost (`Evaluation.losses`, per state, summing to the gap).
     """
     if isinstance(policy, str):
         policy = heuristic(env_id, policy, **kwargs)
+    if callable(getattr(policy, "probabilities", None)) and obs_transform is None:
+        # A two-player solution or an equilibrium: its whole policy as a table over the grid
+        # (the equilibrium's mixtures played as mixtures).
+        policy = np.asarray(policy.probabilities())
     tables, optimum = _enumerated(env_id, kwargs)
     if isinstance(policy, Solution) and obs_transform is None:
         # A solution's own greedy actions on the tables' states, without a call per state.

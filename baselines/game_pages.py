@@ -60,8 +60,8 @@ def write_page_section(env_id: str, name: str, text: str, docs: Path) -> Path:
             for key, owner in SECTIONS.items()
         ]
         path.write_text(
-            f"# {title}\n\nGenerated: each part below is rewritten by the command that owns "
-            f"it; edit the code, not this page.\n\n" + "\n\n".join(blocks) + "\n"
+            f"# {title}\n\n<!-- Generated: each part below is rewritten by the command that "
+            f"owns it; edit the code, not this page. -->\n\n" + "\n\n".join(blocks) + "\n"
         )
     replace_section(name, text, path)
     return path
@@ -90,11 +90,11 @@ def markdown_table(header: list[str], rows: list[list[object]]) -> str:
     return "\n".join(lines)
 
 
-def optimum_table(env_ids=None) -> str:
+def optimum_table(env_ids=None, *, with_id: bool = True) -> str:
     """Every id at its defaults by each solver (not the generic one where a specialised solver
     says the tables would exceed `TABLE_ROWS_LIMIT` rows). "time" is the solve; a generic
     solve's includes building the tables, a specialised one's does not ("tables": built to
-    measure its residual)."""
+    measure its residual). `with_id=False` leaves out the id column (a game's own page)."""
     rows = []
     for env_id in registry_ids() if env_ids is None else env_ids:
         methods = ["generic"] + (["specialised"] if env_id in baselines.SPECIALISED else [])
@@ -130,10 +130,17 @@ def optimum_table(env_ids=None) -> str:
         "residual",
         "tables",
     ]
-    return markdown_table(header, rows)
+    return markdown_table(*_without_id(header, rows, with_id))
 
 
-def heuristic_table(env_ids=None) -> str:
+def _without_id(header: list[str], rows: list[list[object]], with_id: bool):
+    """The table as given, or without its first column (the id) for a game's own page."""
+    if with_id:
+        return header, rows
+    return header[1:], [row[1:] for row in rows]
+
+
+def heuristic_table(env_ids=None, *, with_id: bool = True) -> str:
     rows = []
     for env_id in registry_ids() if env_ids is None else env_ids:
         for name in GAMES[env_id].policies:
@@ -150,7 +157,7 @@ def heuristic_table(env_ids=None) -> str:
                 ]
             )
     header = ["id", "policy", "value", "optimum", "gap", "relative gap", "agreement"]
-    return markdown_table(header, rows)
+    return markdown_table(*_without_id(header, rows, with_id))
 
 
 def references_text(env_id: str) -> str:
@@ -161,19 +168,29 @@ def references_text(env_id: str) -> str:
     return "\n".join(f"- {reference}" for reference in references)
 
 
+def summary_line(env_id: str) -> str:
+    """The page's opening line: the id and the registry's one-line summary, as a sentence."""
+    summary = GAMES[env_id].summary.strip().rstrip(".")
+    return f"`{env_id}`: {summary}." if summary else f"`{env_id}`."
+
+
 def game_page(env_id: str, sections: list[str] | tuple[str, ...] = ()) -> str:
-    """A game's page: what it is, its references, its rules and spaces, its optimum, its named
-    policies scored exactly, then `sections` (Markdown, image links relative to the docs
-    folder, rewritten for the page one folder down)."""
+    """A game's page: what it is, its rules and spaces, its optimum, its named policies
+    scored exactly, then `sections` (Markdown, image links relative to the docs folder,
+    rewritten for the page one folder down), and its references last."""
     entry = GAMES[env_id]
-    policies = heuristic_table([env_id]) if entry.policies else "No named policies registered."
+    policies = (
+        heuristic_table([env_id], with_id=False)
+        if entry.policies
+        else "No named policies registered."
+    )
     parts = [
-        entry.summary or f"`{env_id}`",
-        "## References\n\n" + references_text(env_id),
+        summary_line(env_id),
         "## Rules and spaces\n\n" + rules_text(env_id),
-        "## The optimum at the default arguments\n\n" + optimum_table([env_id]),
-        "## Heuristics, evaluated exactly\n\n" + policies,
+        "## The optimum at the default arguments\n\n" + optimum_table([env_id], with_id=False),
+        "## Named policies, evaluated exactly\n\n" + policies,
         *sections,
+        "## References\n\n" + references_text(env_id),
     ]
     return "\n\n".join(parts).replace("](images/", "](../images/")
 

@@ -7,6 +7,7 @@ the analysis of the sum-avoid game's optimal policy by remainder classes.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 from dice_envs.games.rule import Rule
@@ -16,11 +17,9 @@ from dice_envs.policies import named_policy
 
 Policy = Callable[[object], int]
 # The names before the named policies moved into the games (kept for one version).
-SEED_RED_BLACK_THRESHOLDS = TIJMS_RED_BLACK_THRESHOLDS
 heuristic = named_policy
 
 __all__ = [
-    "SEED_RED_BLACK_THRESHOLDS",
     "TIJMS_RED_BLACK_THRESHOLDS",
     "Rule",
     "heuristic",
@@ -30,6 +29,19 @@ __all__ = [
     "stop_at",
     "stop_thresholds",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # SEED_RED_BLACK_THRESHOLDS, the old name of TIJMS_RED_BLACK_THRESHOLDS, until 0.5.
+    if name == "SEED_RED_BLACK_THRESHOLDS":
+        warnings.warn(
+            "baselines.heuristics.SEED_RED_BLACK_THRESHOLDS is deprecated and will be removed "
+            "in 0.5: use TIJMS_RED_BLACK_THRESHOLDS",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return TIJMS_RED_BLACK_THRESHOLDS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def remainder_thresholds(N: int, thresholds: dict[int, int | None]) -> Policy:

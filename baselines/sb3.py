@@ -27,11 +27,17 @@ class ExactGapCallback(BaseCallback):
         env_id: the game the model trains on; `env_kwargs` are its keyword arguments.
         eval_freq: calls between evaluations (>= 1).
         deterministic: score the greedy policy (True) or the policy as it samples (False).
-        stop_at_gap, stop_at_relative_gap: stop training once the gap is at most this.
+        stop_at_gap: stop training once the gap is at most this (None: never).
+        stop_at_relative_gap: stop training once the relative gap is at most this (None:
+            never).
         obs_transform: for a model trained through an observation wrapper (see
             `baselines.evaluate`).
+        verbose: 1 prints each evaluation's value, gap and agreement.
+        **env_kwargs: the game's keyword arguments.
+
     Attributes:
-        evaluations: (timesteps, Evaluation) of every evaluation so far.
+        evaluations: `(timesteps, Evaluation)` of every evaluation so far, oldest first;
+            `timesteps` is the model's `num_timesteps` when it was scored.
     """
 
     def __init__(

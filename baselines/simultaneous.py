@@ -185,12 +185,21 @@ class _Sweep:
 class Equilibrium:
     """Both players at the equilibrium of Simultaneous Hog, at every position.
 
+    The arrays are indexed by scores, the player's own first: `values[own, other]`, with
+    `own` and `other` from 0 to `goal` (index `goal` stands for a score that has reached the
+    goal: a finished game). Values are win probabilities. Read them by observation with
+    `value_at`, `strategy` and `action_values`.
+
     Attributes:
-        values: [own, other] the win probability of the player with score `own` against one with
-            `other`, both playing the equilibrium (NaN where a score has reached the goal).
-        strategies: [own, other, a] that player's probability of throwing a + 1 dice (one-hot
-            on 1 die where a score has reached the goal, a filler no game reaches).
-        goal, max_dice, sides: the game.
+        values: (goal + 1, goal + 1) float64, [own, other]: the win probability of the player
+            with score `own` against one with `other`, both playing the equilibrium (NaN where
+            a score has reached the goal).
+        strategies: (goal + 1, goal + 1, max_dice) float64, [own, other, a]: that player's
+            probability of throwing a + 1 dice (one-hot on 1 die where a score has reached
+            the goal, a filler no game reaches).
+        goal: the score that wins.
+        max_dice: the most dice a player may throw.
+        sides: the faces of each die.
         seconds: wall time of the solve.
         saddle_gap: the largest over positions of the strategies' saddle gap in the position's
             matrix game at the returned values (at most `SADDLE_TOLERANCE` unless a fixed point

@@ -28,16 +28,36 @@ TIE_TOLERANCE = 1e-9
 class Solution:
     """An optimal value function and policy.
 
+    The per-state arrays have one row per state index: the state order of the game's tables
+    (`dice_envs.tables.Tables`) for a generic solve, the cells of the solver's own grid of
+    positions for a specialised one. `index_of(obs)` gives an observation's row; read them
+    by observation with `action`, `q_values`, `value_at` and `action_values` rather than by
+    row. Values are expected total returns in the game's own reward units (a win
+    probability for a two-player game against a fixed opponent).
+
     Attributes:
         value: the optimal expected return from the start distribution.
-        state_values, q, policy, legal: per state index (see `index_of`).
-        index_of: maps an observation to its state index.
-        method: which solver produced it.
-        seconds: wall time of the solve, building the tables included.
-        bellman_residual: max over the tables' states of |V(s) - max_a Q(s, a)|, Q computed
-            from the tables and the returned V (NaN when no tables were built).
+        state_values: (states,) float64, the optimal value of each state, V*(s).
+        q: (states, actions) float64, Q*(s, a): the expected return of action a, then optimal
+            play; illegal actions hold what the model makes of them (`action_values` gives
+            NaN there).
+        policy: (states,) int64, the optimal action of each state (lowest-numbered on ties).
+        legal: (states, actions) bool, the rules' legal actions.
+        index_of: observation -> state index (raises KeyError for an observation no state
+            has).
+        method: which solver produced it: "backward", "value_iteration" or "specialised".
+        seconds: wall time of the solve, building the tables included (a specialised solve
+            leaves out the tables it builds only to measure `bellman_residual`).
+        iterations: value iteration's sweeps, or the most passes a layer of Pig's layered
+            solver took (0 for backward induction and the other specialised solvers).
+        mdp: the tables the arrays are indexed by (None for a specialised solve, whose rows
+            are its grid's); `tables` reads it.
         table_seconds: the time spent building the tables (not part of `seconds` for a
             specialised solver, whose residual is measured when first read).
+        batch_index: an (m, k) batch of observations -> their state indices, -1 where there
+            is none (None: `indices_of` asks `mdp` or `index_of`).
+        bellman_residual: max over the tables' states of |V(s) - max_a Q(s, a)|, Q computed
+            from the tables and the returned V (NaN when no tables were built).
         num_states: the number of reachable non-terminal states (the tables'); a specialised
             solver may also answer for positions the start never reaches.
     """
@@ -137,6 +157,7 @@ class Solution:
         return self.q[self.index_of(obs)].copy()
 
     def state_value(self, obs) -> float:
+        """The optimal expected return from the state with observation `obs`."""
         return float(self.state_values[self.index_of(obs)])
 
     def value_at(self, obs) -> float:

@@ -1,5 +1,9 @@
-"""The structure of Tijms's stopping games (seed 002) read off exact solutions: the die game's
-rule per rolls left and the card game's thresholds, for tables, plots and tests."""
+"""The structure of Tijms's stopping games read off exact solutions: the die game's rule per
+rolls left and the card game's thresholds, for tables, plots and tests.
+
+Source: H. Tijms, "Stochastic games and dynamic programming", Asia Pacific Mathematics
+Newsletter (2012).
+"""
 
 from __future__ import annotations
 

@@ -34,18 +34,25 @@ MAX_HOG_PASSES = 100
 class TwoPlayerSolution:
     """Both players optimal.
 
+    The arrays are laid out over the model's observation grid (`model.observation_nvec`),
+    indexed by the mover's own observation (Pig: own score, opponent score, turn total), so
+    `policy[obs]` is the optimal action at observation `obs` whichever seat moves. Values are
+    win probabilities.
+
     Attributes:
         value: the first player's win probability at the start.
-        mover_values: the mover's win probability per observation of the model's grid, from
-            the mover's side (NaN where no position has that observation).
-        policy: the mover's optimal action per observation (lowest-numbered on exact ties).
-        num_actions: the model's.
+        mover_values: float64 over the observation grid: the mover's win probability per
+            observation, from the mover's side (NaN where no position has that observation).
+        policy: int64 over the observation grid: the mover's optimal action per observation
+            (lowest-numbered on exact ties).
+        num_actions: the model's number of actions.
         method: "layered" or "value_iteration".
         seconds: wall time of the solve.
         residual: the largest change of the last iteration (value iteration), or of the
             outer iteration on the wipe values (two-dice Pig); 0 for a solve with none.
         iterations: sweeps (value iteration), outer rounds (two-dice Pig), or the most
             passes a layer took (Pig, Hog).
+        model: the two-player model solved (`action_values` needs it; None if not kept).
     """
 
     value: float
@@ -63,6 +70,7 @@ class TwoPlayerSolution:
         return float(self.mover_values[tuple(np.atleast_1d(obs))])
 
     def action(self, obs: Observation) -> int:
+        """The mover's optimal action at observation `obs` (the mover's own view)."""
         return int(self.policy[tuple(np.atleast_1d(obs))])
 
     def probabilities(self) -> np.ndarray:

@@ -26,7 +26,15 @@ PLAYERS = ("one", "two", "simultaneous")
 
 @dataclass(frozen=True)
 class Reference:
-    """A published source: who, what, where, when."""
+    """A published source: who, what, where, when (`str()` gives "Authors (year). Title.
+    Venue.").
+
+    Attributes:
+        authors: as the source lists them ("T. W. Neller and C. G. M. Presser").
+        title: the title of the article, book or chapter.
+        venue: where it appeared (journal with volume and pages, publisher, proceedings).
+        year: the year of publication (None: undated, shown as "n.d.").
+    """
 
     authors: str
     title: str
@@ -105,6 +113,22 @@ def register_game(
     `model(**kwargs)`, `gym.make_vec(env_id, num_envs=n, **kwargs)` the native vector env over
     its tables, and every consumer of the registry (PettingZoo for two-player models,
     `baselines`, training, the pages) finds it. Registering an id again replaces its entry.
+
+    Args:
+        env_id: the Gymnasium id, "namespace/Name-v0".
+        model: the model class or factory taking the env's keyword arguments, or its import
+            path "module:attribute" (imported when first made).
+        examples: small argument sets that exercise the game; the conformance tests run the
+            id with each.
+        summary: one line saying what the game is.
+        references: `Reference`s of where its rules and published numbers come from.
+        policies: the named policies its pages and reports score (names the model's
+            `named_policy` takes).
+        tables_refused: for a game too large for tables: `f(kwargs)` gives why its tables
+            can not be built at those arguments, None where they can.
+
+    Returns:
+        The registry entry (also `game(env_id)`).
     """
     if not isinstance(env_id, str) or not re.fullmatch(r"[\w.-]+/[A-Z]\w*-v\d+", env_id):
         raise ValueError(f"env_id must look like 'namespace/Name-v0', got {env_id!r}")
@@ -190,6 +214,18 @@ HAIGH_ROTERS_2000 = Reference(
     "Optimal strategy in a dice game",
     "Journal of Applied Probability 37, 1110-1116",
     2000,
+)
+ROTERS_1998 = Reference(
+    "M. Roters",
+    "Optimal stopping in a dice game",
+    "Journal of Applied Probability 35, 229-235",
+    1998,
+)
+MEDINA_ZEILBERGER_2010 = Reference(
+    "L. A. Medina and D. Zeilberger",
+    "An experimental mathematics perspective on the old, and still open, question of when to stop",
+    "Gems in Experimental Mathematics, Contemporary Mathematics 517 (AMS), 265-274",
+    2010,
 )
 CROCCE_MORDECKI = Reference(
     "F. Crocce and E. Mordecki",
@@ -309,7 +345,7 @@ register_game(
     "dice_envs.games.pig:PigSolitaire",
     [{"goal": 20}, {"goal": 12, "objective": "turn_score"}, {"goal": 10, "sides": 4}],
     summary="Pig alone: reach 100 in the fewest turns (reward -1 per turn)",
-    references=[TIJMS_2012, HAIGH_ROTERS_2000, CROCCE_MORDECKI],
+    references=[TIJMS_2012, HAIGH_ROTERS_2000, CROCCE_MORDECKI, ROTERS_1998],
     # Reaching the goal ends a turn, so hold-at-K alone holds at min(K, points still needed),
     # as Tijms stipulates.
     policies=["hold-at-20", "hold-at-25"],
@@ -391,7 +427,7 @@ register_game(
     "dice_envs.games.stopping:ChowRobbins",
     [{"horizon": 30}, {"horizon": 1}, {"horizon": 7}],
     summary="toss a coin at most 100 times; stop for the share of heads",
-    references=[CHOW_ROBBINS_1965, HAGGSTROM_WASTLUND_2013, TIJMS_2012],
+    references=[CHOW_ROBBINS_1965, HAGGSTROM_WASTLUND_2013, TIJMS_2012, MEDINA_ZEILBERGER_2010],
     policies=["heads-exceed-tails", "stop-at-plus-2", "stop-at-plus-3"],
     tables_refused=_chow_robbins_tables,
 )

@@ -2,8 +2,10 @@
 
 Two-player Pig against a fixed opponent, the opponent's whole turn folded into the model.
 
-Sources: ../shared/seeds/002 (Tijms: the rules and the optimality equations, a turn starts
-with a roll) and ../shared/seeds/004 (the same equations, and dice with unequal faces).
+Sources: H. Tijms, "Stochastic games and dynamic programming", Asia Pacific Mathematics
+Newsletter (2012): the rules and the optimality equations, a turn starts with a roll; and
+E. Johnston, A. Mata, J. Tavarez and J. Lai, "Dynamic programming game (STA 372-6, project 5)",
+a student project report: the same equations, and dice with unequal faces.
 
 Rules: two players race to `goal`. On a turn a player rolls repeatedly; face 1 loses the turn
 total and ends the turn; any other face f adds f to the turn total; holding banks the turn

@@ -1,5 +1,9 @@
 """The Chow–Robbins solvers: the banded pass against the full one, the published values and
-thresholds of ../shared/seeds/002 (Tijms), the heads-exceed-tails rule, and baselines.solve."""
+thresholds, the heads-exceed-tails rule, and baselines.solve.
+
+Published numbers: H. Tijms, "Stochastic games and dynamic programming", Asia Pacific
+Mathematics Newsletter (2012).
+"""
 
 import math
 
@@ -63,16 +67,16 @@ def test_band_width():
         assert 4 * math.exp(-(d**2) / (2 * horizon)) > 1e-14
 
 
-# ../shared/seeds/002: "f_N(0) has the values 0.7679, 0.7780, 0.7839, 0.7912, 0.79206,
+# Tijms (2012) reports "f_N(0) has the values 0.7679, 0.7780, 0.7839, 0.7912, 0.79206,
 # 0.79263, 0.79289, and 0.79294 for N = 25, 50, 100, 1,000, 2,500, 10,000, 100,000, and
 # 1,000,000", compared to the printed digits.
 PUBLISHED = [
-    (25, "0.7679"),  # seed 002
-    (50, "0.7780"),  # seed 002
-    (100, "0.7839"),  # seed 002
-    (1000, "0.7912"),  # seed 002
-    (2500, "0.79206"),  # seed 002
-    (10_000, "0.79263"),  # seed 002
+    (25, "0.7679"),
+    (50, "0.7780"),
+    (100, "0.7839"),
+    (1000, "0.7912"),
+    (2500, "0.79206"),
+    (10_000, "0.79263"),
 ]
 
 
@@ -83,40 +87,40 @@ def test_published_values(horizon, printed):
 
 
 def test_published_value_at_100_000(banded_100k):
-    assert f"{banded_100k.value:.5f}" == "0.79289"  # seed 002: N = 100,000
+    assert f"{banded_100k.value:.5f}" == "0.79289"  # Tijms (2012) at N = 100,000
 
 
 @pytest.mark.slow
 def test_published_value_and_thresholds_at_a_million():
     banded = banded_backward(1_000_000)  # about 9 s
-    assert f"{banded.value:.5f}" == "0.79294"  # seed 002: N = 1,000,000
-    for n, beta in SEED_THRESHOLDS.items():
+    assert f"{banded.value:.5f}" == "0.79294"  # Tijms (2012) at N = 1,000,000
+    for n, beta in TIJMS_THRESHOLDS.items():
         assert banded.thresholds[n] == beta, n
 
 
-# ../shared/seeds/002: "beta_1 = 1 ... beta_2 = 2, beta_3 = 3, beta_4 = 2, beta_5 = 3, beta_8 = 2,
-# beta_10 = 4, beta_15 = 3, beta_25 = 5, beta_50 = 6, beta_75 = 7, beta_99 = 9, and
-# beta_100 = 8" (Medina and Zeilberger's values for the unbounded game).
-SEED_THRESHOLDS = {
-    1: 1,  # seed 002
-    2: 2,  # seed 002
-    3: 3,  # seed 002: "not optimal to stop with 2 heads and 1 tail after 3 tosses"
-    4: 2,  # seed 002
-    5: 3,  # seed 002
-    8: 2,  # seed 002: "optimal if you have 5 heads and 3 tails after 8 tosses"
-    10: 4,  # seed 002
-    15: 3,  # seed 002
-    25: 5,  # seed 002
-    50: 6,  # seed 002
-    75: 7,  # seed 002
-    99: 9,  # seed 002
-    100: 8,  # seed 002
+# Tijms (2012) reports "beta_1 = 1 ... beta_2 = 2, beta_3 = 3, beta_4 = 2, beta_5 = 3,
+# beta_8 = 2, beta_10 = 4, beta_15 = 3, beta_25 = 5, beta_50 = 6, beta_75 = 7, beta_99 = 9,
+# and beta_100 = 8" (Medina and Zeilberger's, 2010, for the unbounded game).
+TIJMS_THRESHOLDS = {
+    1: 1,
+    2: 2,
+    3: 3,  # "not optimal to stop with 2 heads and 1 tail after 3 tosses"
+    4: 2,
+    5: 3,
+    8: 2,  # "optimal if you have 5 heads and 3 tails after 8 tosses"
+    10: 4,
+    15: 3,
+    25: 5,
+    50: 6,
+    75: 7,
+    99: 9,
+    100: 8,
 }
 
 
-def test_seed_thresholds_at_a_large_horizon(banded_100k):
-    found = {n: int(banded_100k.thresholds[n]) for n in SEED_THRESHOLDS}
-    assert found == SEED_THRESHOLDS
+def test_tijms_thresholds_at_a_large_horizon(banded_100k):
+    found = {n: int(banded_100k.thresholds[n]) for n in TIJMS_THRESHOLDS}
+    assert found == TIJMS_THRESHOLDS
 
 
 def test_thresholds_near_a_short_horizon_differ():
@@ -143,7 +147,7 @@ def test_heads_exceed_tails_approaches_pi_over_4():
         lower, upper = heads_exceed_tails_bounds(horizon)
         assert lower - 1e-13 <= value <= upper + 1e-13
     assert math.pi / 4 - value == pytest.approx(5e-6, rel=0.01)  # about 1/(2N), N = 100,000
-    assert f"{math.pi / 4:.7f}" == "0.7853982"  # seed 002: the rule's value when unbounded
+    assert f"{math.pi / 4:.7f}" == "0.7853982"  # Tijms (2012): its value when unbounded
 
 
 def test_optimal_thresholds_as_a_rule_give_the_optimal_value():
@@ -179,7 +183,7 @@ def test_large_horizon_solution_without_quadratic_memory(banded_100k):
     assert solution.value == pytest.approx(banded_100k.value, abs=1e-13)
     assert solution.q_values((0, 0))[1] == pytest.approx(solution.value, abs=1e-13)
     assert np.isnan(solution.bellman_residual) and solution.num_states == -1
-    n, beta = 99, SEED_THRESHOLDS[99]
+    n, beta = 99, TIJMS_THRESHOLDS[99]
     assert solution.action((n, (n + beta) // 2)) == 0  # d = 9: stop
     assert solution.action((n, (n + beta) // 2 - 1)) == 1  # d = 7: toss
     assert solution.action((0, 0)) == 1

@@ -1,4 +1,8 @@
-"""D20 rounds: seed 001's reasoning, hand-solved cases, and the two solvers agreeing."""
+"""D20 rounds: the blog post's reasoning, hand-solved cases, and the two solvers agreeing.
+
+The blog post: "Random dice game: simulations and optimal strategy using dynamic programming"
+(anonymous, 2025).
+"""
 
 import numpy as np
 import pytest
@@ -15,8 +19,8 @@ def take_threshold(solution, rounds_left, sides=20):
 
 
 @pytest.mark.parametrize("method", ["auto", "generic"])
-def test_seed_001_one_and_two_rounds(method):
-    # ../shared/seeds/001: with one round take the $1; with two, reroll once: 10.5 on average.
+def test_blog_post_one_and_two_rounds(method):
+    # The blog post: with one round take the $1; with two, reroll once: 10.5 on average.
     assert baselines.solve(ID, rounds=1, method=method).value == pytest.approx(1.0, abs=1e-12)
     assert baselines.solve(ID, rounds=2, method=method).value == pytest.approx(10.5, abs=1e-12)
 
@@ -31,8 +35,8 @@ def test_hand_solved_three_rounds():
     assert take_threshold(solution, 3) == 8
 
 
-def test_seed_001_thresholds():
-    # ../shared/seeds/001: "with 10 rounds left, you should reroll anything less than 13, once
+def test_blog_post_thresholds():
+    # The blog post reports "with 10 rounds left, you should reroll anything less than 13, once
     # you get to 50 rounds left you should reroll anything less than 17". (Its "3 rounds left:
     # less than 7" disagrees with the hand computation above, which gives 8.)
     solution = baselines.solve(ID, rounds=100)
@@ -73,7 +77,7 @@ def first_success_value(rounds, p_success, mean_taken):
 
 
 @pytest.mark.parametrize("rounds", [1, 2, 10, 100])
-def test_seed_001_strategies_exactly(rounds):
+def test_blog_post_strategies_exactly(rounds):
     values = {
         name: baselines.evaluate(heuristic(ID, name, rounds=rounds), ID, rounds=rounds).value
         for name in ("take-anything", "roll-once", "reroll-below-max", "take-above-10")
@@ -86,8 +90,8 @@ def test_seed_001_strategies_exactly(rounds):
     assert all(value <= optimum + 1e-9 for value in values.values())
 
 
-def test_seed_001_estimates_for_100_rounds():
-    # ../shared/seeds/001 estimates "roll until 20" at about 80 * 20 = 1600 and "take 11 or
+def test_blog_post_estimates_for_100_rounds():
+    # The blog post estimates "roll until 20" at about 80 * 20 = 1600 and "take 11 or
     # more" at about 98 * 15.5 = 1519; the exact values sit close to both.
     reroll = baselines.evaluate(heuristic(ID, "reroll-below-max"), ID).value
     above = baselines.evaluate(heuristic(ID, "take-above-10"), ID).value

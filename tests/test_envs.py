@@ -191,3 +191,17 @@ def test_rgb_frames_keep_one_size_through_episodes(case):
             _, _, terminated, _, _ = env.step(env.action_space.sample())
             shapes.add(env.render().shape)
     assert len(shapes) == 1, shapes
+
+
+def test_uniforms_drawn_in_blocks_are_the_generators_own_sequence():
+    """The env takes uniforms from `np_random` a block at a time: the same values in the same
+    order as scalar draws, across block ends; a new seed or a new generator starts afresh."""
+    seeded = gym.utils.seeding.np_random
+    env = gym.make("dice_envs/Pig-v0").unwrapped
+    env.reset(seed=8)  # its start drew a few uniforms of seed 8's first block
+    left = env._uniforms[::-1]
+    assert 0 < len(left) < 256 and left == seeded(8)[0].random(256).tolist()[256 - len(left) :]
+    env.np_random = seeded(7)[0]
+    assert [env._uniform() for _ in range(600)] == seeded(7)[0].random(600).tolist()
+    env.reset(seed=8)
+    assert env._uniforms[::-1] == left

@@ -227,7 +227,7 @@ def test_a_new_game_is_a_model_and_one_registration():
 
 
 def test_import_contract_holds():
-    """The layers of DESIGN.md (pyproject.toml's import-linter contracts)."""
+    """The layers of the architecture (pyproject.toml's import-linter contracts)."""
     lint = Path(sys.executable).parent / "lint-imports"
     run = subprocess.run([str(lint)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr

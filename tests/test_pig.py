@@ -16,7 +16,7 @@ LOADED = (0.25, 0.05, 0.1, 0.2, 0.2, 0.2)
 
 
 def brute_two_player(goal, probs, tol=1e-14):
-    """Gauss-Seidel on the optimality equations of seed 002, one position at a time."""
+    """Gauss-Seidel on Tijms's (2012) optimality equations, one position at a time."""
     states = [(i, j, k) for i in range(goal) for j in range(goal) for k in range(goal - i)]
     P = dict.fromkeys(states, 0.0)
 
@@ -66,8 +66,8 @@ def brute_best_response(goal, probs, opponent_rolls, agent_starts, tol=1e-14):
 
 
 def test_neller_presser_first_player_win_probability():
-    # Neller and Presser (2004), "Optimal play of the dice game Pig" (seed 002, ref. [5]): with
-    # both players optimal the first player wins 0.5306 of games to 100.
+    # Neller and Presser (2004), "Optimal play of the dice game Pig", The UMAP Journal 25 (cited
+    # by Tijms, 2012): with both players optimal the first player wins 0.5306 of games to 100.
     optimum = two_player_optimum(100, uniform_die(6))
     assert round(optimum.value, 4) == 0.5306
     best = baselines.solve(ID, opponent="optimal", agent_starts=True)

@@ -1,5 +1,9 @@
-"""Two-dice Pig and Hog, alone and raced: the seed's numbers, hand-solved cases, and the
-layered two-player solvers against generic minimax value iteration."""
+"""Two-dice Pig and Hog, alone and raced: the published numbers, hand-solved cases, and the
+layered two-player solvers against generic minimax value iteration.
+
+Published numbers: H. Tijms, "Stochastic games and dynamic programming", Asia Pacific
+Mathematics Newsletter (2012).
+"""
 
 import numpy as np
 import pytest
@@ -16,14 +20,14 @@ HOG_SOLO = "dice_envs/HogSolitaire-v0"
 
 
 def test_two_dice_pig_alone_as_published():
-    # Seed 002 (Tijms): 16.923 turns to 100 at best, 17.164 under his rule
+    # Tijms (2012) reports 16.923 turns to 100 at best, 17.164 under his rule
     # 10/36 k + 1/36 (i + k) >= 25/36 x 8 (hold when it holds, as the text says).
     assert round(-baselines.solve(TWO_DICE_SOLO).value, 3) == 16.923
     assert round(-baselines.evaluate("tijms", TWO_DICE_SOLO).value, 3) == 17.164
 
 
 def test_hog_alone_as_published_and_as_the_text_reads():
-    # Seed 002 (Tijms): 13.039 turns to 100 at best and 13.623 for "the five-dice rule". The
+    # Tijms (2012) reports 13.039 turns to 100 at best and 13.623 for "the five-dice rule". The
     # 13.623 is five dice on every turn; the rule with the text's stipulation (trunc(l / 2)
     # dice when l <= 9 points are still needed, one die at l = 1) takes 13.221 turns.
     assert round(-baselines.solve(HOG_SOLO).value, 3) == 13.039

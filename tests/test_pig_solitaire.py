@@ -1,5 +1,12 @@
 """Solitaire Pig (PigSolitaire-v0): the rules read from the two-player Pig model, and the
-published numbers of seeds 002 and 003."""
+published numbers.
+
+Published numbers: H. Tijms, "Stochastic games and dynamic programming", Asia Pacific
+Mathematics Newsletter (2012), after J. Haigh and M. Roters, "Optimal strategy in a dice
+game", Journal of Applied Probability 37 (2000); F. Crocce and E. Mordecki, "A finite exact
+algorithm to solve a dice game", Journal of Applied Probability (2016), after M. Roters,
+"Optimal stopping in a dice game", Journal of Applied Probability 35 (1998).
+"""
 
 import numpy as np
 import pytest
@@ -13,15 +20,16 @@ SOLO = "dice_envs/PigSolitaire-v0"
 
 
 def test_fewest_turns_to_100_as_published():
-    # Seed 002 (Tijms, after Haigh and Roters): 12.545 turns at best, 12.637 holding at 20
-    # (or at what the score still lacks).
+    # Tijms (2012), after Haigh and Roters (2000), reports 12.545 turns at best, 12.637
+    # holding at 20 (or at what the score still lacks).
     assert round(-baselines.solve(SOLO).value, 3) == 12.545
     hold = baselines.evaluate(heuristic(SOLO, "hold-at-20"), SOLO)
     assert round(-hold.value, 3) == 12.637
 
 
 def test_one_turn_score_as_published():
-    # Seed 003, section 5.2 (after Roters): V(0) = 8.14 and the critical threshold 20.
+    # Crocce and Mordecki (2016), section 5.2, after Roters (1998), report V(0) = 8.14 and the
+    # critical threshold 20.
     solution = baselines.solve(SOLO, objective="turn_score")
     assert round(solution.value, 2) == 8.14
     rolls = [solution.action((0, turn)) for turn in range(2, 40)]

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 import baselines
+from baselines.two_player import two_player_optimum
+from dice_envs import make_model
 from dice_envs.games.pig import HOLD, ROLL
 from dice_envs.policies import batched
 
@@ -144,3 +146,30 @@ def test_a_batched_policy_is_asked_once_per_evaluation():
     value = baselines.evaluate(batched(hold_at_20), PIG, **PIG_ARGS).value
     assert value == pytest.approx(baselines.evaluate("hold-at-20", PIG, **PIG_ARGS).value)
     assert len(calls) == 1
+
+
+def test_a_two_player_solution_and_an_equilibrium_are_policies_as_they_stand():
+    """A two-player solution plays its actions from the agent's seat; an equilibrium plays its
+    mixtures as mixtures (its most probable action alone is exploitable), in evaluate,
+    exploitability and as an opponent."""
+    pig = {"goal": 30}
+    solution = two_player_optimum(make_model("dice_envs/Pig-v0", **pig).model)
+    as_actions = baselines.evaluate(solution.policy, "dice_envs/Pig-v0", **pig).value
+    assert baselines.evaluate(solution, "dice_envs/Pig-v0", **pig).value == pytest.approx(
+        as_actions, abs=1e-12
+    )
+    hog = {"goal": 20, "max_dice": 5}
+    mixed = baselines.equilibrium("dice_envs/SimultaneousHog-v0", **hog)
+    table = mixed.probabilities()
+    for measure in (baselines.evaluate, baselines.exploitability):
+        given = measure(mixed, "dice_envs/SimultaneousHog-v0", **hog).value
+        assert given == pytest.approx(measure(table, "dice_envs/SimultaneousHog-v0", **hog).value)
+    assert baselines.exploitability(mixed, "dice_envs/SimultaneousHog-v0", **hog).value < 1e-12
+    most_probable = baselines.exploitability(mixed.action, "dice_envs/SimultaneousHog-v0", **hog)
+    assert most_probable.value > 1e-3
+    as_opponent = baselines.solve("dice_envs/SimultaneousHog-v0", opponent=mixed, **hog)
+    assert as_opponent.value == pytest.approx(0.5, abs=1e-12)
+    against_most_probable = baselines.solve(
+        "dice_envs/SimultaneousHog-v0", opponent=mixed.action, **hog
+    )
+    assert against_most_probable.value > 0.5 + 1e-3

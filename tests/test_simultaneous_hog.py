@@ -1,4 +1,5 @@
-"""Simultaneous Hog (the television game of ../shared/seeds/002): the model, its fold, and the
+"""Simultaneous Hog (the television game in Tijms, "Stochastic games and dynamic programming",
+Asia Pacific Mathematics Newsletter, 2012): the model, its fold, and the
 exact equilibrium, checked by hand-solved cases and by a brute force written here."""
 
 from __future__ import annotations

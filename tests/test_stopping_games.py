@@ -1,11 +1,15 @@
-"""Tijms's stopping games (seed 002): hand-solved small cases, the published values and the
-published stopping rules, read off the exact solutions."""
+"""Tijms's stopping games: hand-solved small cases, the published values and the published
+stopping rules, read off the exact solutions.
+
+Published numbers: H. Tijms, "Stochastic games and dynamic programming", Asia Pacific
+Mathematics Newsletter (2012).
+"""
 
 import numpy as np
 import pytest
 
 import baselines
-from baselines.heuristics import SEED_RED_BLACK_THRESHOLDS, heuristic, red_black_thresholds
+from baselines.heuristics import TIJMS_RED_BLACK_THRESHOLDS, heuristic, red_black_thresholds
 from baselines.stopping import (
     CARDS,
     DIE,
@@ -39,38 +43,38 @@ def test_hand_solved_small_games(env_id, kwargs, value):
 
 
 def test_die_values_and_rule_as_published():
-    # Seed 002: 3.5, 4.25, 4.67, 4.944, 5.129 for 1 to 5 rolls.
+    # Tijms (2012) reports 3.5, 4.25, 4.67, 4.944, 5.129 for 1 to 5 rolls.
     published = {1: 3.5, 2: 4.25, 3: 4.67, 4: 4.944, 5: 5.129}
     for rolls, value in published.items():
         digits = len(str(value).split(".")[1])
         exact = baselines.solve(DIE, rolls=rolls).value
-        # Within one unit of the last printed digit: the seed rounds 4.6667 to 4.67 but cuts
+        # Within one unit of the last printed digit: Tijms rounds 4.6667 to 4.67 but cuts
         # 5.1296 to 5.129.
         assert abs(exact - value) < 10**-digits
-    # Seed 002: with one roll left stop on 4, 5 or 6; with two or more on 5 or 6.
+    # Tijms (2012): with one roll left stop on 4, 5 or 6; with two or more on 5 or 6.
     assert die_stop_faces(5) == {1: 4, 2: 5, 3: 5, 4: 5}
 
 
 def test_red_black_value_and_thresholds_as_published():
-    # Seed 002: E(26, 26) = 2.6245.
+    # Tijms (2012) reports E(26, 26) = 2.6245.
     assert round(baselines.solve(CARDS).value, 4) == 2.6245
     leads = red_black_stop_leads()
-    seed = effective_thresholds(SEED_RED_BLACK_THRESHOLDS, 51)
+    published = effective_thresholds(TIJMS_RED_BLACK_THRESHOLDS, 51)
     ours = np.array([-1 if lead is None else lead for lead in leads])
-    # The seed's beta_k (read as 'lead beta_k or more') agree everywhere but k = 8, where the
-    # text prints 7 and the exact least lead is 6 (the seed's 5, in its parity).
-    assert list(np.flatnonzero(ours != seed) + 1) == [8]
+    # Tijms's beta_k (read as 'lead beta_k or more') agree everywhere but k = 8, where the
+    # text prints 7 and the exact least lead is 6 (his 5, in its parity).
+    assert list(np.flatnonzero(ours != published) + 1) == [8]
     assert ours[7] == 6
-    corrected = list(SEED_RED_BLACK_THRESHOLDS)
+    corrected = list(TIJMS_RED_BLACK_THRESHOLDS)
     corrected[7] = 5
     model = make_model(CARDS)
     assert baselines.evaluate(red_black_thresholds(model, corrected), CARDS).gap < 1e-12
-    printed = baselines.evaluate(heuristic(CARDS, "seed-thresholds"), CARDS)
+    printed = baselines.evaluate(heuristic(CARDS, "tijms-thresholds"), CARDS)
     assert printed.gap > 1e-3  # as printed, beta_8 = 7 costs something
 
 
 def test_chow_robbins_small_horizons_as_published_by_the_generic_solver():
-    # Seed 002: f_N(0) = 0.7679, 0.7780, 0.7839 for N = 25, 50, 100.
+    # Tijms (2012) reports f_N(0) = 0.7679, 0.7780, 0.7839 for N = 25, 50, 100.
     for horizon, value in ((25, 0.7679), (50, 0.7780), (100, 0.7839)):
         exact = baselines.solve(COIN, method="generic", horizon=horizon).value
         assert round(exact, 4) == value
@@ -79,9 +83,23 @@ def test_chow_robbins_small_horizons_as_published_by_the_generic_solver():
 def test_named_rules():
     assert baselines.evaluate(heuristic(DIE, "stop-at-1"), DIE).value == pytest.approx(3.5)
     with pytest.raises(ValueError, match="red=26, black=26 only"):
-        heuristic(CARDS, "seed-thresholds", red=5, black=5)
+        heuristic(CARDS, "tijms-thresholds", red=5, black=5)
     rule = heuristic(COIN, "heads-exceed-tails", horizon=10)
     assert [rule((0, 0)), rule((1, 1)), rule((1, 0)), rule((3, 2))] == [1, 0, 1, 0]
+
+
+def test_old_names_of_tijms_thresholds_warn_and_still_work():
+    # "seed-thresholds" and SEED_RED_BLACK_THRESHOLDS (named after a source file) are kept
+    # until 0.5, each with a DeprecationWarning naming its replacement.
+    with pytest.warns(DeprecationWarning, match='use "tijms-thresholds"'):
+        old = heuristic(CARDS, "seed-thresholds")
+    assert old.name == "tijms-thresholds"
+    observations = np.array([(r, b) for r in range(27) for b in range(27) if r + b])
+    new = heuristic(CARDS, "tijms-thresholds")
+    assert (old.batch(observations) == new.batch(observations)).all()
+    with pytest.warns(DeprecationWarning, match="use TIJMS_RED_BLACK_THRESHOLDS"):
+        assert baselines.heuristics.SEED_RED_BLACK_THRESHOLDS is TIJMS_RED_BLACK_THRESHOLDS
+    assert "seed-thresholds" not in " ".join(make_model(CARDS).policy_names)
 
 
 def test_chow_robbins_makes_and_steps_without_tables_at_a_million_tosses():

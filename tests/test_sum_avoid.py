@@ -1,4 +1,5 @@
-"""Sum-avoid-N against seed 000's printed table, hand-solved cases and the cap argument."""
+"""Sum-avoid-N against the printed table of "Rolling dice game and value functions" (an
+anonymous question with a worked answer, a web page), hand-solved cases and the cap argument."""
 
 import pytest
 
@@ -9,9 +10,9 @@ from dice_envs.games.sum_avoid import default_max_sum
 
 ID = "dice_envs/SumAvoid-v0"
 
-# ../shared/seeds/000: its printed V(S) and policy for N=10, a six-sided die, S_max=200
+# The write-up's printed V(S) and policy for N=10, a six-sided die, S_max=200
 # (S = 10, 20, 30, 40 are terminal busts and left out).
-SEED_000_TABLE = {
+WRITE_UP_TABLE = {
     0: (13.217, "roll"), 1: (13.405, "roll"), 2: (13.608, "roll"), 3: (13.846, "roll"),
     4: (11.868, "roll"), 5: (12.847, "roll"), 6: (13.729, "roll"), 7: (14.533, "roll"),
     8: (14.827, "roll"), 9: (15.272, "roll"), 11: (18.722, "roll"), 12: (19.018, "roll"),
@@ -25,24 +26,24 @@ SEED_000_TABLE = {
     44: (44.000, "stop"), 45: (45.000, "stop"), 46: (46.000, "stop"), 47: (47.000, "stop"),
     48: (48.000, "stop"), 49: (49.000, "stop"),
 }  # fmt: skip
-# ../shared/seeds/000: thresholds per remainder class (None: never stop in that class).
-SEED_000_THRESHOLDS = {0: None, 1: None, 2: None, 3: None, 4: 24, 5: 25, 6: 36, 7: 37, 8: 38, 9: 39}
+# The write-up's thresholds per remainder class (None: never stop in that class).
+WRITE_UP_THRESHOLDS = {0: None, 1: None, 2: None, 3: None, 4: 24, 5: 25, 6: 36, 7: 37, 8: 38, 9: 39}
 
 
 @pytest.mark.parametrize("max_sum", [None, 200])
-def test_seed_000_table(max_sum):
+def test_write_up_table(max_sum):
     solution = baselines.solve(ID, N=10, max_sum=max_sum)
     assert round(solution.value, 3) == 13.217
-    for total, (value, action) in SEED_000_TABLE.items():
+    for total, (value, action) in WRITE_UP_TABLE.items():
         assert round(solution.state_value(total), 3) == pytest.approx(value, abs=1e-9), total
         assert ("stop", "roll")[solution.action(total)] == action, total
 
 
 @pytest.mark.parametrize("max_sum", [None, 200])
-def test_seed_000_thresholds(max_sum):
+def test_write_up_thresholds(max_sum):
     solution = baselines.solve(ID, N=10, max_sum=max_sum)
     found = stop_thresholds(solution, make_model(ID, N=10, max_sum=max_sum))
-    assert found == SEED_000_THRESHOLDS
+    assert found == WRITE_UP_THRESHOLDS
     # The thresholds describe the whole optimal policy: evaluated exactly, they are optimal.
     score = baselines.evaluate(remainder_thresholds(10, found), ID, N=10, max_sum=max_sum)
     assert score.gap == pytest.approx(0.0, abs=1e-9)

@@ -1,5 +1,9 @@
-"""Ten Thousand against Crocce and Mordecki (../shared/seeds/003): values, Table 4, Table 5,
-Table 6, Lemma 4.3, and the paper's algorithm against the generic solver."""
+"""Ten Thousand against Crocce and Mordecki: values, Table 4, Table 5, Table 6, Lemma 4.3, and
+the paper's algorithm against the generic solver.
+
+The paper: F. Crocce and E. Mordecki, "A finite exact algorithm to solve a dice game", Journal
+of Applied Probability (2016).
+"""
 
 import gymnasium as gym
 import numpy as np

@@ -20,6 +20,9 @@ _CACHE_LIMIT = 1_000_000
 # What the agent is shown of a state (observation and mask) is cached per state; a game with
 # more states than this clears the cache when full (about 300 bytes an entry).
 _VIEW_CACHE_LIMIT = 200_000
+# Uniforms are drawn from `np_random` this many at a time: one scalar draw costs about five
+# times a list pop. The values and their order are those of scalar draws.
+_UNIFORM_BLOCK = 256
 
 
 class DiceEnv(gym.Env):
@@ -32,7 +35,10 @@ class DiceEnv(gym.Env):
 
     `step` looks up the model's outcomes of (state, action), cached with their cumulative
     probabilities, and draws one with `self.np_random`; a model with `sample_step` samples
-    its own way (die by die, say), and a test holds it to `transitions`.
+    its own way (die by die, say), and a test holds it to `transitions`. Uniforms are taken
+    from `np_random` in blocks of 256 (the same values in the same order as one draw at a
+    time), so `np_random`'s state runs ahead of the draws used; seeding through `reset` or
+    assigning `np_random` discards the block.
 
     Rules of play, the same for every game: an action outside the action space raises
     ValueError; `step` before `reset` or after the episode ended raises RuntimeError; in both
@@ -78,6 +84,25 @@ class DiceEnv(gym.Env):
         self.last_action: int | None = None
         self.previous_state: State | None = None
         self.last_info: dict = {}
+        self._uniforms: list[float] = []
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The env's generator (seeded on first use, as in `gym.Env`)."""
+        return gym.Env.np_random.fget(self)
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        gym.Env.np_random.fset(self, value)
+        self._uniforms.clear()
+
+    def _uniform(self) -> float:
+        """The next uniform on [0, 1) of `np_random`, taken from a block drawn at once."""
+        uniforms = self._uniforms
+        if not uniforms:
+            # `_np_random` is set once reset() ran (draws come after it); the property would check.
+            uniforms.extend(self._np_random.random(_UNIFORM_BLOCK)[::-1].tolist())
+        return uniforms.pop()
 
     @staticmethod
     def _cumulative(pairs):
@@ -85,8 +110,7 @@ class DiceEnv(gym.Env):
 
     def _draw(self, table):
         bounds, items = table
-        # `_np_random` is set once reset() ran (steps come after it); the property would check.
-        return items[bisect_right(bounds, self._np_random.random())]
+        return items[bisect_right(bounds, self._uniform())]
 
     def _view(self, state: State, terminal: bool = False) -> tuple[Any, np.ndarray | None]:
         """The observation and the action mask of `state` (None until a step needs it: a
@@ -122,6 +146,8 @@ class DiceEnv(gym.Env):
         if options is not None and (not isinstance(options, dict) or set(options) - {"state"}):
             raise ValueError(f"reset options may only hold the key 'state', got {options!r}")
         super().reset(seed=seed)
+        if seed is not None:
+            self._uniforms.clear()
         if self._np_random is None:
             self.np_random  # noqa: B018  (the property seeds `_np_random` if no seed came yet)
         info: dict = {}
@@ -129,7 +155,7 @@ class DiceEnv(gym.Env):
             state = self.model.validate_state(options["state"])
             info = getattr(self.model, "no_events", dict)()
         elif self._sample_start is not None:
-            state, info = self._sample_start(self._np_random.random)
+            state, info = self._sample_start(self._uniform)
         else:
             state = self._draw(self._start)[1]
         self.state, self.done = state, False
@@ -151,9 +177,7 @@ class DiceEnv(gym.Env):
             action_index(action, self._num_actions)  # raises the ValueError
         action = index
         if self._sample_step is not None:
-            state, reward, terminal, info = self._sample_step(
-                self.state, action, self._np_random.random
-            )
+            state, reward, terminal, info = self._sample_step(self.state, action, self._uniform)
         else:
             key = (self.state, action)
             table = self._outcomes.get(key)

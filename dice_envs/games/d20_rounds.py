@@ -1,6 +1,7 @@
 """D20 rounds: each round take the money the die shows, or reroll it for the next round.
 
-Source: ../shared/seeds/001 (the d20 game, its heuristic strategies and its backward induction).
+Source: "Random dice game: simulations and optimal strategy using dynamic programming", a blog
+post (anonymous, 2025): the d20 game, its heuristic strategies and its backward induction.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ class D20Rounds:
     ## Description
     The game lasts `rounds` rounds. A die with `sides` faces starts showing `start_face`. Each
     round the player either takes money equal to the face (the die keeps showing it) or rerolls
-    (no money this round; the new face shows in the next round). The question of
-    ../shared/seeds/001: which faces are worth taking, given the rounds left? The exact answer
-    is `baselines.solve("dice_envs/D20Rounds-v0")`.
+    (no money this round; the new face shows in the next round). The question of the blog post
+    "Random dice game" (2025): which faces are worth taking, given the rounds left? The exact
+    answer is `baselines.solve("dice_envs/D20Rounds-v0")`.
 
     ## Model
     State: (rounds left, face showing), rounds left >= 1 while the game goes on. Actions: 0 take

@@ -1,7 +1,8 @@
 """Hog (fast Pig): one roll a turn, of as many dice as the player chooses.
 
-Source: ../shared/seeds/002 (Tijms: the rules, D = 10 dice at most, and the solitaire numbers
-13.039 optimal and 13.623 for the five-dice rule).
+Source: H. Tijms, "Stochastic games and dynamic programming", Asia Pacific Mathematics Newsletter
+(2012): the rules, D = 10 dice at most, and the solitaire numbers 13.039 optimal and 13.623 for
+the five-dice rule.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class Hog:
     ## Description
     Two players race to `goal` points. A turn is one throw of 1 to `max_dice` dice, chosen by
     the player: it scores 0 if any die shows 1, else the sum of the faces, and the move passes
-    (../shared/seeds/002, Tijms). The first to reach the goal wins. `dice_envs/Hog-v0` seats
+    (Tijms, 2012). The first to reach the goal wins. `dice_envs/Hog-v0` seats
     the agent against a fixed opponent, whose turn is played inside `step`.
     `baselines.solve("dice_envs/Hog-v0", ...)` gives the exact best response.
 
@@ -83,7 +84,7 @@ class Hog:
 
     ## Arguments
     - `goal=100`: points to win; an integer >= 1.
-    - `max_dice=10`: the most dice a turn may throw (the seed's D); an integer >= 1.
+    - `max_dice=10`: the most dice a turn may throw (Tijms's D); an integer >= 1.
     - `sides=6`: faces of each (fair) die; an integer >= 2.
     - `opponent="five-dice"`: `"five-dice"` (Tijms's rule: five dice, or trunc(l / 2) when
       l <= 9 points are still needed, at least one), `"dice-K"` (always K dice, K <=
@@ -327,8 +328,8 @@ class Hog:
 
 
 def five_dice_rule(goal: int, max_dice: int, dice: int = 5) -> np.ndarray:
-    """Dice thrown per own score 0..goal-1 by Tijms's five-dice rule (seed 002): five, or
-    trunc(l / 2) when the l points still needed are 9 or fewer; at least one die (the seed's
+    """Dice thrown per own score 0..goal-1 by Tijms's five-dice rule (Tijms, 2012): five, or
+    trunc(l / 2) when the l points still needed are 9 or fewer; at least one die (Tijms's
     trunc(1 / 2) = 0 can not be thrown), and never more than `max_dice`."""
     needed = goal - np.arange(goal)
     count = np.where(needed <= 2 * dice - 1, needed // 2, dice)
@@ -344,7 +345,7 @@ class HogSolitaire(Solitaire):
 
     ## Description
     One player and Hog's turn rule, read from the two-player model `Hog` (seat 0 plays, the
-    other seat never moves). Tijms (../shared/seeds/002) gives 13.039 turns to 100 at best
+    other seat never moves). Tijms (2012) gives 13.039 turns to 100 at best
     and 13.623 for the five-dice rule (`baselines` heuristic "five-dice").
 
     ## Action Space

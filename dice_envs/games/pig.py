@@ -1,7 +1,13 @@
 """Pig, the two-player dice race: its rules, once, as a two-player model.
 
-Sources: ../shared/seeds/002 (Tijms: the rules and the optimality equations; a turn starts with
-a roll) and ../shared/seeds/004 (the same equations, and dice with unequal faces).
+Sources: H. Tijms, "Stochastic games and dynamic programming", Asia Pacific Mathematics
+Newsletter (2012): the rules and the optimality equations (a turn starts with a roll); and
+E. Johnston, A. Mata, J. Tavarez and J. Lai, "Dynamic programming game (STA 372-6, project 5)",
+a student project report (undated): the same equations, and dice with unequal faces. Also
+J. Haigh and M. Roters, "Optimal strategy in a dice game", Journal of Applied Probability 37
+(2000), M. Roters, "Optimal stopping in a dice game", Journal of Applied Probability 35 (1998),
+and F. Crocce and E. Mordecki, "A finite exact algorithm to solve a dice game", Journal of
+Applied Probability (2016), for the solitaire games.
 """
 
 from __future__ import annotations
@@ -427,10 +433,10 @@ class PigSolitaire(Solitaire):
     ## Description
     One player and Pig's turn rules, read from the two-player model `Pig` (seat 0 plays, the
     other seat never moves), so the rules are written once. With `objective="turns"` the
-    player races to `goal` in as few turns as possible (../shared/seeds/002, after Haigh and
-    Roters: 12.545 turns to 100 at best, 12.637 holding at 20, or at what is still needed).
+    player races to `goal` in as few turns as possible (Tijms, 2012, after Haigh and Roters,
+    2000: 12.545 turns to 100 at best, 12.637 holding at 20, or at what is still needed).
     With `objective="turn_score"` the game is a single turn whose banked total is the payoff
-    (../shared/seeds/003, section 5.2, after Roters: V(0) = 8.14, hold at 20).
+    (Crocce and Mordecki, 2016, section 5.2, after Roters, 1998: V(0) = 8.14, hold at 20).
 
     ## Action Space
     `Discrete(2)`: 0 hold, 1 roll. A turn starts with a roll: at turn total 0 hold is masked

@@ -160,7 +160,9 @@ def policy(model: TwoPlayerModel, spec: object) -> Policy:
     observation grid holding actions, or with a last axis of `num_actions` probabilities; a
     batched callable (`dice_envs.policies.batched`: all observations at once, the fast form); a
     callable taking the observation (an int, or an int64 array) and returning an action or a
-    probability vector; an object with `action(observation)` (a solution); a mapping from
+    probability vector; a solution with `probabilities()` (its whole policy as such a table: a
+    two-player solution, an equilibrium, whose mixtures are played as mixtures); an object with
+    `action(observation)` (a solution); a mapping from
     observation to action; a `Policy`. The older callable form `f(own, other, turn_total)`, one
     argument per component, is still taken, with a DeprecationWarning.
     """
@@ -182,6 +184,9 @@ def policy(model: TwoPlayerModel, spec: object) -> Policy:
         return Policy(actions, table=_probability_table(spec, nvec, actions), name="<table>")
     if callable(getattr(spec, "batch", None)):
         return _batched(spec, nvec, actions)
+    if callable(getattr(spec, "probabilities", None)):
+        table = np.asarray(spec.probabilities())
+        return Policy(actions, table=_probability_table(table, nvec, actions), name="<solution>")
     if hasattr(spec, "action") and callable(spec.action):
         return Policy(actions, function=spec.action, name="<solution>")
     if isinstance(spec, Mapping):

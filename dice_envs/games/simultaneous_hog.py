@@ -1,9 +1,12 @@
 """Simultaneous Hog: Tijms and van der Wal's television game, both players choosing at once.
 
-Source: ../shared/seeds/002 (Tijms, the end of the Pig section): two contestants each press one
+Sources: H. Tijms, "Stochastic games and dynamic programming", Asia Pacific Mathematics
+Newsletter (2012), the end of the Pig section, after H. C. Tijms and J. van der Wal, "A
+real-world stochastic two-person game", Probability in the Engineering and Informational
+Sciences (2006): two contestants each press one
 of the buttons 1..D (D = 10) at the same moment, without seeing the other's choice, and throw
 that many dice, Hog's way; the first to 100 wins, the larger total if both reach it in the same
-move, and a fair coin on a tie. The seed gives the rules and no numbers; the optimum is mixed.
+move, and a fair coin on a tie. Tijms gives the rules and no numbers; the optimum is mixed.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ class SimultaneousHog:
     """Simultaneous Hog (the television game): both players choose how many dice at once.
 
     ## Description
-    Two players race to `goal` points (../shared/seeds/002, Tijms; Tijms and van der Wal's
+    Two players race to `goal` points (Tijms, 2012; Tijms and van der Wal's
     television game). Every move, both choose 1 to `max_dice` dice at the same moment, neither
     seeing the other's choice, and throw them: a throw scores 0 if any die shows 1, else the sum
     of its faces. The first to reach the goal wins; if both reach it in the same move, the larger
@@ -58,7 +61,7 @@ class SimultaneousHog:
 
     ## Arguments
     - `goal=100`: points to win; an integer >= 1.
-    - `max_dice=10`: the most dice a move may throw (the seed's D); an integer >= 1.
+    - `max_dice=10`: the most dice a move may throw (Tijms's D); an integer >= 1.
     - `sides=6`: faces of each (fair) die; an integer >= 2.
     - `opponent="five-dice"`: `"five-dice"` (Tijms's solitaire rule: five dice, or trunc(l / 2)
       when l <= 9 points are still needed, at least one), `"dice-K"` (always K dice), `"random"`

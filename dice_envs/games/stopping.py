@@ -1,12 +1,14 @@
 """Tijms's three optimal-stopping games: a die rolled at most k times, red and black cards, and
 the Chow–Robbins coin game.
 
-Source: ../shared/seeds/002 (H. Tijms, "Stochastic games and dynamic programming"): the
-recursions, the published values and the stopping thresholds. Each is a one-player game in
-which the only choice is when to stop.
+Source: H. Tijms, "Stochastic games and dynamic programming", Asia Pacific Mathematics
+Newsletter (2012): the recursions, the published values and the stopping thresholds. Each is a
+one-player game in which the only choice is when to stop.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -22,7 +24,7 @@ class DieStopping:
     ## Description
     A die with `sides` faces is rolled; after each roll the player either stops, and is paid
     the face showing, or rolls again. The last permitted roll is paid whatever it shows. With a
-    fair d6 and five rolls the optimal expected payoff is 5.129 (../shared/seeds/002): stop on
+    fair d6 and five rolls the optimal expected payoff is 5.129 (Tijms, 2012): stop on
     a 5 or 6 while more than two rolls remain, on a 5 or 6 with two left, on 4 or more with one
     left. `baselines.solve` gives the exact rule for any arguments.
 
@@ -152,7 +154,7 @@ class RedBlackCards:
     A deck of `red` red and `black` black cards is shuffled and drawn one card at a time. The
     player may stop before any draw; the payoff is the number of red cards drawn minus the
     number of black cards drawn. With 26 and 26 the optimal expected payoff is 2.6245
-    (../shared/seeds/002), stopping once red minus black reaches a threshold that depends on the
+    (Tijms, 2012), stopping once red minus black reaches a threshold that depends on the
     cards drawn. Draws are without replacement: with r red and b black cards left the next card
     is red with probability r / (r + b).
 
@@ -250,9 +252,18 @@ class RedBlackCards:
     policy_names = ("stop-at-plus-K", "tijms-thresholds (red=26, black=26)")
 
     def named_policy(self, name: str) -> Rule | None:
-        """stop-at-plus-K: stop once red minus black drawn is K or more; tijms-thresholds
-        (old name: seed-thresholds): Tijms's thresholds for 26 red and 26 black cards."""
-        if name in ("tijms-thresholds", "seed-thresholds"):
+        """stop-at-plus-K: stop once red minus black drawn is K or more; tijms-thresholds:
+        Tijms's thresholds for 26 red and 26 black cards ("seed-thresholds", its old name, is
+        taken until 0.5 with a DeprecationWarning)."""
+        if name == "seed-thresholds":
+            warnings.warn(
+                '"seed-thresholds" is deprecated and will be removed in 0.5: use '
+                '"tijms-thresholds" (Tijms\'s thresholds for red=26, black=26)',
+                DeprecationWarning,
+                stacklevel=3,  # the caller of dice_envs.policies.named_policy
+            )
+            name = "tijms-thresholds"
+        if name == "tijms-thresholds":
             if (self.red, self.black) != (26, 26):
                 raise ValueError(f"{name} are Tijms's for red=26, black=26 only")
             return self.thresholds_rule(TIJMS_RED_BLACK_THRESHOLDS, name)
@@ -291,7 +302,7 @@ class ChowRobbins:
     The Chow–Robbins game with a horizon: toss a fair coin at most `horizon` times; after any
     toss the player may stop and is paid heads / tosses; after the last toss the game pays that
     proportion. The unbounded game's value is about 0.79295 and its thresholds are an open
-    problem; with the horizon the values f_N(0) quoted by ../shared/seeds/002 (0.7679 for
+    problem; with the horizon the values f_N(0) quoted by Tijms (2012) (0.7679 for
     N = 25, ..., 0.79294 for N = 1,000,000) are exact. `baselines.solve` has a banded solver
     for horizons up to 10^6 and beyond.
 

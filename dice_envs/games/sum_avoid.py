@@ -1,7 +1,8 @@
 """Sum-avoid-N: roll a die and add; stop for the sum, unless the sum hits a multiple of N.
 
-Source: ../shared/seeds/000 (the "rolling dice game": Bellman equation, value iteration with a
-cap S_max beyond which the player stops).
+Source: "Rolling dice game and value functions", a question with a worked answer (anonymous web
+page, undated): the Bellman equation, value iteration with a cap S_max beyond which the player
+stops, and its printed V(S) for N = 10.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ class SumAvoid:
     The sum starts at 0. Each step the player either stops, and is paid the sum, or rolls a fair
     die with `sides` faces and adds the face. A sum that is a positive multiple of `N` ends the
     game with nothing. With N=10 and a six-sided die the optimal expected payoff is 13.217
-    (../shared/seeds/000); the exact optimal policy comes from `baselines.solve`.
+    ("Rolling dice game and value functions"); the exact optimal policy comes from
+    `baselines.solve`.
 
     ## Model
     State: the current sum (an int). Actions: 0 stop (the sum is paid and the game ends), 1 roll

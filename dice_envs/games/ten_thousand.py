@@ -1,6 +1,7 @@
 """Solitaire Ten Thousand (one turn), exactly as Crocce and Mordecki model it.
 
-Source: ../shared/seeds/003, "A finite exact algorithm to solve a dice game". Scores are in
+Source: F. Crocce and E. Mordecki, "A finite exact algorithm to solve a dice game", Journal of
+Applied Probability (2016). Scores are in
 chips (points / 50). Only the combinations of the paper's Table 1 score: each 5 (1 chip), each
 1 (2 chips), three 2s, 3s, 4s, 5s, 6s (4, 6, 8, 10, 12 chips) and three 1s (20 chips). A roll
 of n dice is described by its configuration [f, o, t]: f fives, o ones, and t the face of

@@ -1,7 +1,8 @@
 """Two-dice Pig: Pig's race with two dice a roll, where a double 1 loses the whole score.
 
-Source: ../shared/seeds/002 (Tijms: the rules, and the solitaire numbers 16.923 optimal and
-17.164 for his heuristic). Everything but the roll is Pig's: the model is `Pig` with another
+Source: H. Tijms, "Stochastic games and dynamic programming", Asia Pacific Mathematics Newsletter
+(2012): the rules, and the solitaire numbers 16.923 optimal and 17.164 for his heuristic.
+Everything but the roll is Pig's: the model is `Pig` with another
 roll law (and samplers that throw two dice).
 """
 
@@ -27,7 +28,7 @@ class TwoDicePig(Pig):
     1 loses the turn total and ends the turn; a double 1 loses the turn total and the player's
     whole score and ends the turn; otherwise both faces add to the turn total. Holding banks
     the turn total and ends the turn. A player whose score plus turn total reaches the goal
-    wins at once (../shared/seeds/002, Tijms). `dice_envs/TwoDicePig-v0` seats the agent
+    wins at once (Tijms, 2012). `dice_envs/TwoDicePig-v0` seats the agent
     against a fixed opponent, whose whole turn is played inside `step`, roll by roll.
     `baselines.solve("dice_envs/TwoDicePig-v0", ...)` gives the exact best response.
 
@@ -162,10 +163,10 @@ class TwoDicePig(Pig):
 
 
 def tijms_holds(model: TwoDicePig, own: np.ndarray, _other, turn: np.ndarray) -> np.ndarray:
-    """Where Tijms's two-dice rule holds (seed 002): when a roll's expected loss, the turn total
+    """Where Tijms's two-dice rule holds (Tijms, 2012): when a roll's expected loss, the turn total
     times the single-1 probability plus score and turn total times the double-1 probability,
     is at least its expected gain (10/36 k + 1/36 (i + k) >= 25/36 x 8 for two d6). Compared
-    to 1e-12 so that the seed's exact ties (11 k + i = 200) hold, as its >= says."""
+    to 1e-12 so that the exact ties (11 k + i = 200) hold, as Tijms's >= says."""
     loss = model.bust_prob * turn + model.wipe_prob * (own + turn)
     gain = sum(points * prob for points, prob in model.gains)
     return (turn > 0) & (loss >= gain - 1e-12)
@@ -180,7 +181,7 @@ class TwoDicePigSolitaire(Solitaire):
 
     ## Description
     One player and two-dice Pig's turn rules, read from the two-player model `TwoDicePig`
-    (seat 0 plays, the other seat never moves). Tijms (../shared/seeds/002) gives 16.923
+    (seat 0 plays, the other seat never moves). Tijms (2012) gives 16.923
     turns to 100 at best and 17.164 under his rule (`baselines` heuristic "tijms"). A double
     1 sends the score back to 0, so the game has no bound on its length.
 

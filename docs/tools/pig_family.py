@@ -1,4 +1,8 @@
-"""The Pig family: Pig's hold boundary, the solitaires, the races, and Hog's dice."""
+"""The Pig family: Pig's hold boundary, the solitaires, the races, and Hog's dice.
+
+Source of the solitaire numbers: H. Tijms, "Stochastic games and dynamic programming", Asia
+Pacific Mathematics Newsletter (2012).
+"""
 
 from __future__ import annotations
 
@@ -81,7 +85,7 @@ def plot_pig(out: Path) -> str:
     )
 
 
-# Seed 002's solitaire numbers: (env id, heuristic, optimal turns, the heuristic's turns).
+# Tijms (2012)'s solitaire numbers: (env id, heuristic, optimal turns, the heuristic's turns).
 SEED_SOLITAIRES = [
     ("dice_envs/PigSolitaire-v0", "hold-at-20", "12.545", "12.637"),
     ("dice_envs/TwoDicePigSolitaire-v0", "tijms", "16.923", "17.164"),
@@ -110,7 +114,7 @@ def hold_thresholds(policy, reachable: set, goal: int) -> np.ndarray:
 
 
 def pig_family_section(out: Path) -> str:
-    """Seed 002's solitaire numbers, the first player's chances in each race, and two plots:
+    """Tijms's solitaire numbers, the first player's chances in each race, and two plots:
     where to hold alone, and how many dice to throw in Hog."""
     rows = []
     for env_id, name, seed_best, seed_rule in SEED_SOLITAIRES:
@@ -128,9 +132,10 @@ def pig_family_section(out: Path) -> str:
             ]
         )
     solo = markdown_table(
-        ["game (goal 100)", "optimal turns", "seed 002", "solve", "rule", "its turns", "seed 002"],
+        ["game (goal 100)", "optimal turns", "Tijms (2012)", "solve", "rule", "its turns",
+         "Tijms (2012)"],
         rows,
-    )
+    )  # fmt: skip
     race_rows = []
     for goal in (30, 50, 100):
         row: list[object] = [goal]

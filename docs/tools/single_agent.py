@@ -52,7 +52,7 @@ def plot_sum_avoid(out: Path) -> str:
     solution = baselines.solve(SUM_AVOID)
     model = make_model(SUM_AVOID)
     _sum_avoid_policy_figure(solution, model, out / "sum_avoid_policy.png")
-    # Seed 000's thresholds per remainder class, for several N; and stop-at-K rules against them.
+    # The write-up's thresholds per remainder class, for several N; stop-at-K rules against them.
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     lines = []
     sides = model.sides
@@ -152,7 +152,7 @@ def plot_d20(out: Path) -> None:
     ax.set(
         xlabel="number of rounds",
         ylabel="exact expected money",
-        title="D20Rounds-v0 (sides=20): seed 001's strategies, evaluated exactly",
+        title="D20Rounds-v0 (sides=20): the 2025 blog post's strategies, evaluated exactly",
     )
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend()
@@ -163,5 +163,5 @@ def plot_d20(out: Path) -> None:
 
 D20_IMAGES = (
     "![D20 rounds: the optimal policy](images/d20_policy.png)\n\n"
-    "![D20 rounds: seed 001's strategies against the optimum](images/d20_strategies.png)"
+    "![D20 rounds: the blog post's strategies against the optimum](images/d20_strategies.png)"
 )
