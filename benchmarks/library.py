@@ -245,7 +245,7 @@ def equilibrium_section(equilibrium: list[dict]) -> str:
 
 
 def report_text(results: dict[str, list[dict]], steps: int, repeats: int) -> str:
-    """The Markdown of bench_results.md."""
+    """The report's Markdown: the "bench" section of docs/benchmarks.md, or OUT/bench_results.md."""
     machine = f"{platform.processor() or platform.machine()}, Python {platform.python_version()}"
     sections = [
         f"Measured on {machine}, gymnasium {gym.__version__}.",
