@@ -205,3 +205,19 @@ def test_uniforms_drawn_in_blocks_are_the_generators_own_sequence():
     assert [env._uniform() for _ in range(600)] == seeded(7)[0].random(600).tolist()
     env.reset(seed=8)
     assert env._uniforms[::-1] == left
+
+
+def test_reading_np_random_gives_back_the_uniforms_drawn_ahead():
+    """After 300 uniforms used (a block and part of the next), `env.np_random` is where a
+    generator is after 300 draws, so saving its state and restoring it resumes the env."""
+    seeded = gym.utils.seeding.np_random
+    env = gym.make("dice_envs/Pig-v0").unwrapped
+    env.reset(seed=0)
+    env.np_random = seeded(7)[0]
+    used = [env._uniform() for _ in range(300)]
+    saved = env.np_random.bit_generator.state
+    expected = seeded(7)[0].random(400).tolist()
+    assert used == expected[:300]
+    assert [env._uniform() for _ in range(100)] == expected[300:]
+    env.np_random.bit_generator.state = saved
+    assert [env._uniform() for _ in range(100)] == expected[300:]

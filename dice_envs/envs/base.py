@@ -36,9 +36,10 @@ class DiceEnv(gym.Env):
     `step` looks up the model's outcomes of (state, action), cached with their cumulative
     probabilities, and draws one with `self.np_random`; a model with `sample_step` samples
     its own way (die by die, say), and a test holds it to `transitions`. Uniforms are taken
-    from `np_random` in blocks of 256 (the same values in the same order as one draw at a
-    time), so `np_random`'s state runs ahead of the draws used; seeding through `reset` or
-    assigning `np_random` discards the block.
+    from `np_random` in blocks of 256: the same values in the same order as one draw at a
+    time, and reading `env.np_random` gives back the part of the block not used yet, so its
+    state is always that of the draws used (a generator object kept from an earlier read may
+    be ahead of them). Seeding through `reset` or assigning `np_random` discards the block.
 
     Rules of play, the same for every game: an action outside the action space raises
     ValueError; `step` before `reset` or after the episode ended raises RuntimeError; in both
@@ -85,10 +86,18 @@ class DiceEnv(gym.Env):
         self.previous_state: State | None = None
         self.last_info: dict = {}
         self._uniforms: list[float] = []
+        self._block_start: dict = {}
 
     @property
     def np_random(self) -> np.random.Generator:
-        """The env's generator (seeded on first use, as in `gym.Env`)."""
+        """The env's generator (seeded on first use, as in `gym.Env`), at the state just after
+        the uniforms the env has used: the part of a block drawn ahead is given back first, so
+        saving and restoring `np_random.bit_generator.state` resumes the env exactly."""
+        if self._uniforms:
+            generator = self._np_random
+            generator.bit_generator.state = self._block_start
+            generator.random(_UNIFORM_BLOCK - len(self._uniforms))
+            self._uniforms.clear()
         return gym.Env.np_random.fget(self)
 
     @np_random.setter
@@ -101,7 +110,9 @@ class DiceEnv(gym.Env):
         uniforms = self._uniforms
         if not uniforms:
             # `_np_random` is set once reset() ran (draws come after it); the property would check.
-            uniforms.extend(self._np_random.random(_UNIFORM_BLOCK)[::-1].tolist())
+            generator = self._np_random
+            self._block_start = generator.bit_generator.state
+            uniforms.extend(generator.random(_UNIFORM_BLOCK)[::-1].tolist())
         return uniforms.pop()
 
     @staticmethod

@@ -1,5 +1,5 @@
-"""The overview: the README's table of games and list of pages, and the optimum and heuristics
-of every game."""
+"""The overview: the games table (README and home page), the list of game pages and the
+optimum and named policies of every game (the solutions page)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ from baselines.game_pages import heuristic_table, markdown_table, optimum_table,
 from dice_envs import GAMES
 from dice_envs import env_ids as registry_ids
 
-# The docs folder as the README links it (relative to the repository's root).
+# The docs folder as the README links it (relative to the repository's root); the writers
+# rebase the links for each page they write.
 README_DOCS = Path("docs")
 
 
 def games_table() -> str:
-    """The README's opening table: every id (linking its page), what it is, its optimum at
-    the defaults."""
+    """The games table: every id (linking its page), what it is, its optimum at the
+    defaults."""
     rows = [
         [
             f"[`{env_id}`]({page_path(env_id, README_DOCS)})",
@@ -36,12 +37,12 @@ def overview_sections() -> list[str]:
         " does not, and its tables are built only to measure the residual, up to "
         f"{baselines.TABLE_ROWS_LIMIT:,} outcome rows; Simultaneous Hog's would have more, so"
         " it has neither the generic solve nor the residual here).\n\n" + optimum_table(),
-        "## The source documents' heuristics, evaluated exactly\n\n" + heuristic_table(),
+        "## The named policies, evaluated exactly\n\n" + heuristic_table(),
     ]
 
 
 def pages_section() -> str:
-    """The README's list of the games' pages, in place of their own sections."""
+    """The list of the games' pages."""
     pages = "\n".join(
         f"- [{env_id.split('/')[-1]}]({page_path(env_id, README_DOCS)}): {GAMES[env_id].summary}"
         for env_id in registry_ids()
