@@ -32,11 +32,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # SEED_RED_BLACK_THRESHOLDS, the old name of TIJMS_RED_BLACK_THRESHOLDS, until 0.5.
+    # SEED_RED_BLACK_THRESHOLDS, the old name of TIJMS_RED_BLACK_THRESHOLDS, until 0.6.
     if name == "SEED_RED_BLACK_THRESHOLDS":
         warnings.warn(
             "baselines.heuristics.SEED_RED_BLACK_THRESHOLDS is deprecated and will be removed "
-            "in 0.5: use TIJMS_RED_BLACK_THRESHOLDS",
+            "in 0.6: use TIJMS_RED_BLACK_THRESHOLDS",
             DeprecationWarning,
             stacklevel=2,
         )

@@ -90,7 +90,7 @@ def test_named_rules():
 
 def test_old_names_of_tijms_thresholds_warn_and_still_work():
     # "seed-thresholds" and SEED_RED_BLACK_THRESHOLDS (named after a source file) are kept
-    # until 0.5, each with a DeprecationWarning naming its replacement.
+    # until 0.6, each with a DeprecationWarning naming its replacement.
     with pytest.warns(DeprecationWarning, match='use "tijms-thresholds"'):
         old = heuristic(CARDS, "seed-thresholds")
     assert old.name == "tijms-thresholds"

@@ -254,10 +254,10 @@ class RedBlackCards:
     def named_policy(self, name: str) -> Rule | None:
         """stop-at-plus-K: stop once red minus black drawn is K or more; tijms-thresholds:
         Tijms's thresholds for 26 red and 26 black cards ("seed-thresholds", its old name, is
-        taken until 0.5 with a DeprecationWarning)."""
+        taken until 0.6 with a DeprecationWarning)."""
         if name == "seed-thresholds":
             warnings.warn(
-                '"seed-thresholds" is deprecated and will be removed in 0.5: use '
+                '"seed-thresholds" is deprecated and will be removed in 0.6: use '
                 '"tijms-thresholds" (Tijms\'s thresholds for red=26, black=26)',
                 DeprecationWarning,
                 stacklevel=3,  # the caller of dice_envs.policies.named_policy
