@@ -171,7 +171,7 @@ def references_text(env_id: str) -> str:
 def summary_line(env_id: str) -> str:
     """The page's opening line: the id and the registry's one-line summary, as a sentence."""
     summary = GAMES[env_id].summary.strip().rstrip(".")
-    return f"`{env_id}`: {summary}." if summary else f"`{env_id}`."
+    return f"`{env_id}`: {summary[:1].upper()}{summary[1:]}." if summary else f"`{env_id}`."
 
 
 def game_page(env_id: str, sections: list[str] | tuple[str, ...] = ()) -> str:

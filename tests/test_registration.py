@@ -107,7 +107,7 @@ def test_toy_game_page_goes_where_asked_and_nowhere_else(toy_games, tmp_path):
     path = write_game_page(STOP_ID, tmp_path)
     assert path == tmp_path / "games" / "toy_stop.md"
     page = path.read_text()
-    assert "roll a d3 at most twice" in page and str(TOY_REFERENCE) in page
+    assert "`toy/ToyStop-v0`: Roll a d3 at most twice" in page and str(TOY_REFERENCE) in page
     assert "| stop-at-1 | 2.0000 | 2.3333 | 0.3333 |" in page
     assert repository_state() == before
 

@@ -89,8 +89,9 @@ class Hog:
     - `opponent="five-dice"`: `"five-dice"` (Tijms's rule: five dice, or trunc(l / 2) when
       l <= 9 points are still needed, at least one), `"dice-K"` (always K dice, K <=
       `max_dice`), `"random"` (uniform over the dice counts), `"optimal"` (the two-player
-      optimum, from `baselines`), a callable `f(own, other) -> action`, a table, or a
-      solution object.
+      optimum, from `baselines`), a callable `f(observation) -> action` on the opponent's own
+      observation, a table over the observation grid, or any other policy form of
+      `dice_envs.policies`.
     - `agent_starts=None`: None flips a fair coin per episode; True or False fixes who starts.
     - `render_mode=None`: `"ansi"` or `"rgb_array"`.
 

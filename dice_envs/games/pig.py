@@ -82,8 +82,10 @@ class Pig:
     - `opponent="hold-at-20"`: `"hold-at-K"` (hold once the turn total reaches K, K >= 1),
       `"keep-pace"` (Neller and Presser's "keep pace and end race"), `"random"` (rolls or holds
       with probability 1/2), `"optimal"` (the two-player optimum, supplied by `baselines`), a
-      callable `f(own, other, turn_total) -> 0 hold / 1 roll` seen from the opponent's side, a
-      numpy table of actions over the observation grid, or a solution object with `action`.
+      callable `f(observation) -> 0 hold / 1 roll` on the opponent's own observation (its score,
+      the agent's, its turn total), a numpy table of actions or of action probabilities over
+      the observation grid, or any other policy form of `dice_envs.policies` (a batched
+      callable, a mapping, a solution).
     - `agent_starts=None`: None flips a fair coin per episode; True or False fixes who starts.
     - `render_mode=None`: `"ansi"` (one line of text) or `"rgb_array"` (the dice and scores).
 

@@ -67,7 +67,8 @@ class SimultaneousHog:
       when l <= 9 points are still needed, at least one), `"dice-K"` (always K dice), `"random"`
       (uniform over the dice counts), `"optimal"` (the equilibrium's mixed strategy, from
       `baselines`), a table of actions or of action probabilities over the observation grid, a
-      callable `f(own, other) -> action`, or a solution object.
+      callable `f(observation) -> action` on the opponent's own observation, or any other
+      policy form of `dice_envs.policies` (an equilibrium plays its mixtures).
     - `render_mode=None`: `"ansi"` or `"rgb_array"`.
 
     ## Version History
