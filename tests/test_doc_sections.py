@@ -13,13 +13,16 @@ from docs.tools.readme import (
     BENCHMARKS,
     DOCS,
     HOME,
+    MKDOCS,
     README,
     ROOT,
     SOLUTIONS,
     TRAINING_RESULTS,
     check_markers,
+    games_nav,
     rebase_links,
     replace_marked_section,
+    replace_yaml_section,
 )
 from docs.tools.solve import write_repository_pages
 from docs.tools.training_report import write_quick_sections
@@ -143,3 +146,22 @@ def test_the_training_report_writes_its_quick_sections_relinked_to_the_results_p
     assert page.read_text() == TRAINING_RESULTS.read_text()  # the parts joined, stripped
     assert "(../training/sum_avoid.png)" in section(page, "training")
     assert "(../training/full/report.md)" in section(page, "training-timing")
+
+
+def test_the_sites_games_navigation_is_the_registrys(tmp_path):
+    """`make solve` writes the games' entries of mkdocs.yml's nav from the registry: the
+    committed nav is what it writes now, a registered game gets an entry, and a file without
+    the marker lines is refused with nothing written."""
+    from dice_envs import env_ids
+
+    copy = tmp_path / "mkdocs.yml"
+    shutil.copy(MKDOCS, copy)
+    replace_yaml_section(copy, "games", games_nav(env_ids()))
+    assert copy.read_text() == MKDOCS.read_text()
+    replace_yaml_section(copy, "games", games_nav([*env_ids(), "toy/ToyStop-v0"]))
+    assert "      - ToyStop: games/toy_stop.md\n      # games:end" in copy.read_text()
+    bare = tmp_path / "bare.yml"
+    bare.write_text("nav:\n  - Home: index.md\n")
+    with pytest.raises(ValueError, match="games:start"):
+        replace_yaml_section(bare, "games", games_nav(env_ids()))
+    assert bare.read_text() == "nav:\n  - Home: index.md\n"

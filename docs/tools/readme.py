@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from baselines.game_pages import replace_section
+from dice_envs.registration import game_slug
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -19,6 +20,7 @@ HOME = DOCS / "index.md"  # games (also in the README)
 SOLUTIONS = DOCS / "results" / "solutions.md"  # solutions (make solve)
 TRAINING_RESULTS = DOCS / "results" / "training.md"  # training, training-full, ... (make train)
 BENCHMARKS = DOCS / "benchmarks.md"  # bench, training-bench (make bench)
+MKDOCS = ROOT / "mkdocs.yml"  # the games' entries of the site's navigation (make solve)
 
 # An inline Markdown link or image target: `](target)` or `](target "title")`.
 _LINK_TARGET = re.compile(r"\]\(([^)\s]+)((?:\s+\"[^\"]*\")?)\)")
@@ -67,3 +69,34 @@ def rebase_links(text: str, source: Path, target: Path) -> str:
         return f"]({moved}{hash_}{anchor}{title})"
 
     return _LINK_TARGET.sub(rebase, text)
+
+
+def games_nav(env_ids: list[str]) -> str:
+    """The site navigation's entries of the games' pages (YAML lines of mkdocs.yml's nav), one
+    per registered id, in the registry's order."""
+    return "\n".join(
+        f"      - {env_id.split('/')[-1].removesuffix('-v0')}: games/{game_slug(env_id)}.md"
+        for env_id in env_ids
+    )
+
+
+def _yaml_section(content: str, path: Path, name: str) -> re.Match:
+    found = re.search(rf"(?ms)^([ \t]*# {name}:start\b[^\n]*\n).*?^([ \t]*# {name}:end\n)", content)
+    if found is None:
+        raise ValueError(f"{path} has no '# {name}:start' ... '# {name}:end' lines: add them")
+    return found
+
+
+def check_yaml_markers(path: Path, name: str) -> None:
+    """Refuse (ValueError) unless the YAML file at `path` has section `name`'s comment lines."""
+    _yaml_section(Path(path).read_text(), path, name)
+
+
+def replace_yaml_section(path: Path, name: str, lines: str) -> None:
+    """Put `lines` between the `# name:start` and `# name:end` comment lines of the YAML file at
+    `path` (both kept as they are); a ValueError, nothing written, if they are missing."""
+    path = Path(path)
+    content = path.read_text()
+    found = _yaml_section(content, path, name)
+    updated = content[: found.start()] + found.group(1) + lines.rstrip("\n") + "\n"
+    path.write_text(updated + found.group(2) + content[found.end() :])

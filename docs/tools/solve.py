@@ -26,11 +26,15 @@ from docs.tools.pig_family import pig_family_section, plot_pig
 from docs.tools.readme import (
     DOCS,
     HOME,
+    MKDOCS,
     README,
     SOLUTIONS,
     check_markers,
+    check_yaml_markers,
+    games_nav,
     rebase_links,
     replace_marked_section,
+    replace_yaml_section,
 )
 from docs.tools.simultaneous_hog import simultaneous_hog_section
 from docs.tools.single_agent import D20_IMAGES, plot_d20, plot_sum_avoid
@@ -84,6 +88,7 @@ def check_repository_pages(
     """Refuse (ValueError) unless every page `write_repository_pages` writes has its markers."""
     for path, name in ((readme, "games"), (home, "games"), (solutions_page, "solutions")):
         check_markers(path, name)
+    check_yaml_markers(MKDOCS, "games")
 
 
 def write_repository_pages(
@@ -127,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         write_page_section(env_id, "game", game_page(env_id, shown), args.out)
     if to_repository:
         write_repository_pages(games_table(), solutions)
-        written = f"{README.name}, {HOME.name} and {SOLUTIONS.relative_to(DOCS)}"
+        replace_yaml_section(MKDOCS, "games", games_nav(registry_ids()))
+        written = f"{README.name}, {HOME.name}, {SOLUTIONS.relative_to(DOCS)} and the site's nav"
     else:
         written = "no README or site page (--out is not the repository's docs)"
     print(
