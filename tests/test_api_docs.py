@@ -17,6 +17,7 @@ import dice_envs
 from baselines.exploitability import exploitability
 from baselines.sb3 import ExactGapCallback
 from baselines.two_player import TwoPlayerSolution
+from baselines.value_errors import value_errors
 from dice_envs import pettingzoo, policies
 from dice_envs.envs.sb3 import DiceSB3VecEnv
 from dice_envs.envs.vector import DiceVectorEnv
@@ -36,6 +37,8 @@ REQUIRED = {
     "baselines.Evaluation": baselines.Evaluation,
     "baselines.Exploitability": baselines.Exploitability,
     "baselines.Equilibrium": baselines.Equilibrium,
+    "baselines.value_errors": value_errors,
+    "baselines.ValueErrors": baselines.ValueErrors,
     "baselines.sb3.ExactGapCallback": ExactGapCallback,
     "dice_envs.envs.sb3.DiceSB3VecEnv": DiceSB3VecEnv,
     "dice_envs.envs.vector.DiceVectorEnv": DiceVectorEnv,
@@ -57,6 +60,7 @@ DOCUMENTED_FIELDS = (
     baselines.Evaluation,
     baselines.Exploitability,
     baselines.Equilibrium,
+    baselines.ValueErrors,
     Reference,
     Game,
 )
