@@ -332,6 +332,8 @@ def test_bad_arguments_are_refused_naming_them():
     env_id, kwargs = D20
     with pytest.raises(ValueError, match=r"estimates has shape \(3, 20, 2\)"):
         value_errors(np.zeros((3, 20, 2)), env_id, **kwargs)
+    with pytest.raises(ValueError, match=r"Q table here has shape \(3, 21, 2\) or \(63, 2\)"):
+        value_errors(np.zeros((62, 2)), env_id, **kwargs)
     probs, v, _ = d20_stochastic()
     v[1, 4] = np.nan
     with pytest.raises(ValueError, match=r"estimates holds nan at observation \(1, 4\)"):
