@@ -28,7 +28,7 @@ from baselines.evaluation import (
     evaluate_on,
     score_actions,
 )
-from baselines.exact import _enumerated, on_states
+from baselines.exact import enumerated, on_states
 from baselines.heuristics import heuristic
 from baselines.solvers import PolicySystem, Solution, greedy, optimal_action_mask
 from dice_envs.games.seat_policy import SLOW_CALLS
@@ -175,16 +175,18 @@ def value_errors(
     Returns:
         A `ValueErrors`: per state the estimate, the exact value, their error and the visits;
         the visit-weighted mean error (signed) and mean absolute error; where the error
-        changes the greedy action, and the gap lost there. The game's tables and optimum are
-        the ones `baselines.evaluate` keeps, so nothing is enumerated twice.
+        changes the greedy action, and the gap lost there. The game is enumerated at most
+        once: the tables and optimum `baselines.evaluate` keeps serve both the exact values
+        and the acting policy's evaluation.
 
     Raises:
         ValueError: naming the argument, for a gamma outside (0, 1], a table of neither
             shape, non-finite estimates at a reachable state, a V estimate without a policy,
-            or a Q table with one.
+            or a Q table with one; from the evaluation, for a policy that never ends the
+            game from some state.
     """
     gamma = _checked_gamma(gamma)
-    tables, optimum = _enumerated(env_id, kwargs)
+    tables, optimum = enumerated(env_id, **kwargs)
     q_rows = _q_table_rows(estimates, tables)
     if q_rows is not None:
         if policy is not None:
