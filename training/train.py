@@ -259,6 +259,8 @@ class _Session:
         point = scorer.score(_greedy(agent, scorer))
         if hasattr(agent, "probabilities"):
             point.update(scorer.score_stochastic(agent.probabilities(scorer.mdp)))
+        if config.get("selfplay") is None:  # the agent's values are those of the env's game
+            point.update(scorer.value_errors(agent, config["hyperparams"].get("gamma", 1.0)))
         if config["evaluation"].get("exploitability"):
             point["exploitability"] = scorer.exploitability(_grid_policy(agent, scorer))
             if hasattr(agent, "grid_probabilities") and getattr(scorer.game, "simultaneous", 0):
