@@ -20,7 +20,7 @@ from training_helpers import CONFIGS
 
 import baselines
 from training.config import ConfigError, load_config, resolve_config
-from training.qlearning import VectorQLearning, visit_rate
+from training.qlearning import QLearning, VectorQLearning, visit_rate
 from training.streams import run_streams
 
 PIG = "dice_envs/PigSolitaire-v0"
@@ -150,3 +150,18 @@ def test_the_offset_is_checked_and_kept_only_where_given():
     ]:
         with pytest.raises(ConfigError, match=message):
             _with_rate(rate)
+
+
+def test_the_scalar_learner_takes_the_offset_too():
+    """`n_envs: 1` (one env, one update a step) at Pig alone to 30, 100k steps: the start within
+    a quarter of the optimum with the offset, above three quarters of it without."""
+    optimum = baselines.solve(PIG, goal=30).value
+    estimates = []
+    for rate in (OLD_RATE, {"power": 1.0, "offset": 30.0}):
+        env = gym.make(PIG, goal=30).unwrapped
+        hyperparams = {"gamma": 1.0, "learning_rate": rate, "epsilon": EPSILON}
+        learner = QLearning(env, hyperparams, run_streams(0, 1), 100_000)
+        learner.learn(100_000)
+        estimates.append(learner.q[learner.index((0, 0))][1])
+    assert estimates[0] > 0.75 * optimum
+    assert abs(estimates[1] - optimum) < 0.25 * abs(optimum)
