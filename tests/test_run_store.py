@@ -214,6 +214,11 @@ def test_the_code_fingerprint_follows_the_code_and_not_where_it_is_installed(tmp
     module.write_text(text)
     (roots["baselines"] / "new_module.py").write_text("def f():\n    return 2\n")
     assert source_fingerprint(roots) != code_fingerprint()
+    (roots["baselines"] / "new_module.py").unlink()
+    # The modules no run executes (the report, its figures, the command line) do not count.
+    report = roots["training"] / "report.py"
+    report.write_text(report.read_text() + "\nEXTRA = 1\n")
+    assert source_fingerprint(roots) == code_fingerprint()
 
 
 def test_a_code_change_is_another_run_and_the_stale_one_is_not_read_back(tmp_path, monkeypatch):
