@@ -40,6 +40,18 @@ def _curves(results: list[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
     return steps, np.array([[p[key] for p in r["curve"][:length]] for r in results])
 
 
+def _median_and_band(ax, steps: np.ndarray, values: np.ndarray, marker: str, label: str):
+    """The median over seeds (rows of `values`) as a line, its min..max as a band; the line."""
+    line = ax.plot(
+        steps, np.median(values, axis=0), marker=marker, ms=4,
+        markevery=max(1, len(steps) // 12), label=f"{label}: median of {len(values)} seeds",
+    )[0]  # fmt: skip
+    ax.fill_between(
+        steps, values.min(axis=0), values.max(axis=0), alpha=0.15, color=line.get_color()
+    )
+    return line
+
+
 def plot_training(
     title: str,
     budget: str,
@@ -56,13 +68,7 @@ def plot_training(
             steps, values = _curves(results, key)
             values = np.maximum(values * scale, 0.0)  # round-off gaps of -1e-16 are 0
             every = max(1, len(steps) // 12)
-            line = ax.plot(
-                steps, np.median(values, axis=0), marker=marker, ms=4, markevery=every,
-                label=f"{label} (greedy): median of {len(results)} seeds",
-            )[0]  # fmt: skip
-            ax.fill_between(
-                steps, values.min(axis=0), values.max(axis=0), alpha=0.15, color=line.get_color()
-            )
+            line = _median_and_band(ax, steps, values, marker, f"{label} (greedy)")
             stochastic = f"stochastic_{key}"
             if stochastic in results[0]["curve"][-1]:
                 steps, values = _curves(results, stochastic)
@@ -122,14 +128,7 @@ def plot_value_errors(title: str, budget: str, series: dict[str, list[dict]], pa
     for marker, (label, results) in zip(MARKERS, series.items(), strict=False):
         for key, ax in (("value_abs_error", axes[0]), ("value_error", axes[1])):
             steps, values = _curves(results, key)
-            every = max(1, len(steps) // 12)
-            line = ax.plot(
-                steps, np.median(values, axis=0), marker=marker, ms=4, markevery=every,
-                label=f"{label}: median of {len(results)} seeds",
-            )[0]  # fmt: skip
-            ax.fill_between(
-                steps, values.min(axis=0), values.max(axis=0), alpha=0.15, color=line.get_color()
-            )
+            _median_and_band(ax, steps, values, marker, label)
     for ax, what in (
         (axes[0], "mean |estimate - exact value|"),
         (axes[1], "mean (estimate - exact value)"),
