@@ -129,18 +129,15 @@ def plot_value_errors(title: str, budget: str, series: dict[str, list[dict]], pa
         for key, ax in (("value_abs_error", axes[0]), ("value_error", axes[1])):
             steps, values = _curves(results, key)
             _median_and_band(ax, steps, values, marker, label)
-    for ax, what in (
-        (axes[0], "mean |estimate - exact value|"),
-        (axes[1], "mean (estimate - exact value)"),
+    for ax, what, heading in (
+        (axes[0], "mean |estimate - exact value|", "mean absolute error"),
+        (axes[1], "mean (estimate - exact value)", "mean error (> 0: optimistic)"),
     ):
         ys = np.concatenate([np.abs(line.get_ydata()) for line in ax.get_lines()] + [[1e-12]])
         linear = max(float(np.max(ys)) * 1e-3, 1e-12)
         ax.set_yscale("symlog", linthresh=linear, linscale=0.5)
-        ax.set(xlabel="environment steps", ylabel=f"{what} (game's reward units)")
-        ax.set_title(
-            f"{what}, weighted by the agent's visits; symlog, linear below {linear:.2g}",
-            fontsize=9,
-        )
+        ax.set(xlabel="environment steps", ylabel=f"{what}\n(the game's reward units)")
+        ax.set_title(f"{heading}, visit-weighted (symlog, linear below {linear:.2g})", fontsize=9)
         ax.xaxis.set_major_formatter(steps_formatter())
         ax.grid(alpha=0.3)
     axes[1].axhline(0.0, color="black", lw=0.8)
