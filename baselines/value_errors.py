@@ -26,6 +26,8 @@ from baselines.evaluation import (
     _check_observation_space,
     _observation_batch,
     evaluate_on,
+    grid_of,
+    observation_keys,
     score_actions,
 )
 from baselines.exact import enumerated, on_states
@@ -118,19 +120,13 @@ class ValueErrors:
     def grid(self, name: str = "errors") -> np.ndarray:
         """The per-state array `name` over the observation grid; observations of no reachable
         state hold NaN (-1 in the integer `actions`; `changed` is 1.0 / 0.0 / NaN)."""
-        values = self._per_state(name)
-        integer = np.issubdtype(values.dtype, np.integer)
-        table = np.full(self.observation_nvec, -1 if integer else np.nan)
-        table[tuple(self.observations.T)] = values
-        return table
+        return grid_of(self._per_state(name), self.observations, self.observation_nvec)
 
     def by_observation(self, name: str = "errors") -> dict[Any, Any]:
         """The per-state array `name` as a mapping from observation (an int, or a tuple of
         ints, as the env shows it) to its entry."""
         values = self._per_state(name)
-        rows = self.observations.tolist()
-        keys = [row[0] for row in rows] if self.observations.shape[1] == 1 else map(tuple, rows)
-        return dict(zip(keys, values.tolist(), strict=True))
+        return dict(zip(observation_keys(self.observations), values.tolist(), strict=True))
 
 
 def value_errors(
@@ -246,13 +242,10 @@ def _q_table_rows(estimates: Any, tables: Tables) -> np.ndarray | None:
             f"a V table {v_shapes}"
         )
     rows = _as_float(rows, "estimates")
-    bad = (~np.isfinite(rows) & tables.legal).any(axis=1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"estimates holds {rows[i].tolist()} at observation {tables.observations[i]}; "
-            "a Q table's legal actions must hold finite values at every reachable state"
-        )
+    _refuse_non_finite(
+        (~np.isfinite(rows) & tables.legal).any(axis=1), rows, tables,
+        "a Q table's legal actions must hold finite values at every reachable state",
+    )  # fmt: skip
     return rows
 
 
@@ -287,14 +280,20 @@ def _v_rows(estimates: Any, tables: Tables, obs_transform: Any) -> np.ndarray:
             f"{tables.num_states} states; a V estimate gives one value per observation"
         )
     values = _as_float(values.reshape(-1), "estimates")
-    bad = ~np.isfinite(values)
+    _refuse_non_finite(
+        ~np.isfinite(values), values, tables, "a V estimate must be finite at every reachable state"
+    )
+    return values
+
+
+def _refuse_non_finite(bad: np.ndarray, rows: np.ndarray, tables: Tables, rule: str) -> None:
+    """A ValueError naming the first reachable state whose estimate breaks `rule`, if any."""
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"estimates holds {values[i]} at observation {tables.observations[i]}; a V "
-            "estimate must be finite at every reachable state"
+            f"estimates holds {np.asarray(rows[i]).tolist()} at observation "
+            f"{tables.observations[i]}; {rule}"
         )
-    return values
 
 
 def _called_values(function: Any, tables: Tables, obs_transform: Any) -> list:

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
+from repository import docs_check_module
 
 import baselines
 import dice_envs
@@ -143,19 +143,8 @@ def test_attribute_entries_reads_one_name_per_entry():
 
 
 def test_every_game_page_is_in_the_site_navigation():
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
-
-    def pages(node):
-        if isinstance(node, str):
-            yield node
-        elif isinstance(node, list):
-            for item in node:
-                yield from pages(item)
-        elif isinstance(node, dict):
-            for item in node.values():
-                yield from pages(item)
-
-    nav = set(pages(config["nav"]))
+    docs_check = docs_check_module()
+    nav = set(docs_check.nav_pages(docs_check.read_config(ROOT / "mkdocs.yml")["nav"]))
     missing = [f"games/{entry.slug}.md" for entry in GAMES.values()]
     missing = [page for page in missing if page not in nav]
     assert not missing, f"game pages not in mkdocs.yml's nav: {missing}"

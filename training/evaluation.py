@@ -63,25 +63,29 @@ class ExactScorer:
         keys = ("value", "gap", "relative_gap", "agreement")
         return {f"stochastic_{key}": getattr(evaluation, key) for key in keys}
 
-    def value_errors(self, agent: Any, gamma: float) -> dict[str, float]:
+    def value_errors(
+        self, agent: Any, gamma: float, plays: np.ndarray | None = None
+    ) -> dict[str, float]:
         """The agent's own value estimates against the exact ones (`baselines.value_errors`):
         a Q-learner's table against Q*, a PPO critic against the exact value of the policy it
         plays (its action distribution), under the run's `gamma`; visit-weighted mean error
         (> 0 optimistic), mean absolute error and the share of visits where the error changes
-        the greedy action. Empty for an agent with neither."""
+        the greedy action. Empty for an agent with neither. `plays`: the PPO agent's action
+        probabilities per state of the tables, where the caller has them already."""
         if hasattr(agent, "q_table"):
             errors = baselines.value_errors(
                 agent.q_table(), self.env_id, gamma=gamma, **self.env_kwargs
             )
         elif hasattr(agent, "critic_values"):
             nvec = tuple(self.mdp.model.observation_nvec)
-            rows = tuple(np.asarray(self.mdp.observation_array).reshape(len(self.mdp.legal), -1).T)
+            rows = tuple(self.mdp.observation_array.T)
             critic = np.zeros(nvec)
             critic[rows] = agent.critic_values(self.mdp)
-            plays = np.full(nvec + (self.mdp.model.num_actions,), 1.0 / self.mdp.model.num_actions)
-            plays[rows] = agent.probabilities(self.mdp)
+            actions = self.mdp.model.num_actions
+            policy = np.full(nvec + (actions,), 1.0 / actions)  # unreached cells: never read
+            policy[rows] = agent.probabilities(self.mdp) if plays is None else plays
             errors = baselines.value_errors(
-                critic, self.env_id, policy=plays, gamma=gamma, **self.env_kwargs
+                critic, self.env_id, policy=policy, gamma=gamma, **self.env_kwargs
             )
         else:
             return {}
