@@ -29,9 +29,11 @@ import hashlib
 import importlib.util
 import json
 import math
+import os
 import re
 import sys
 import time
+from contextlib import contextmanager
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -62,6 +64,8 @@ REDUCTION_FACTOR = 4
 # Below this a gap is float round-off in the exact solve, not a difference between trials.
 ROUND_OFF = 1e-12
 RECORD_FORMAT = 1
+# Ray Tune's switch for its own SIGINT handler (see `_ctrl_c_raises`).
+TUNE_SIGINT_SWITCH = "TUNE_DISABLE_SIGINT_HANDLER"
 
 
 def read_raw(path: str | Path) -> dict[str, Any]:
@@ -269,6 +273,12 @@ class Search:
         self.config_sha256 = hashlib.sha256(Path(args.config).read_bytes()).hexdigest()
         self.base = resolve_config(self.raw, args.budget, source=args.config)
         self.seed = check_search_seed(args.seed, self.raw, args.config, args.allow_report_seed)
+        most = asha_settings(self.base, 1, "relative_gap")["max_t"]
+        if args.grace > most:
+            raise ConfigError(
+                f"--grace must be at most {most} at this budget (its evaluation points + 1, "
+                f"where ASHA stops no trial), got {args.grace}"
+            )
         algo = self.base["algo"]
         source = f"built in ({algo})" if args.space is None else args.space
         space = DEFAULT_SPACES[algo] if args.space is None else read_raw(args.space)
@@ -339,15 +349,29 @@ def _fit(args: argparse.Namespace, search: Search):
                 verbose=0,
             ),
         )
-        grid = tuner.fit()
-        if grid.num_terminated + grid.num_errors < len(grid):
-            return None  # Tune's own Ctrl-C handler ends the search early and returns
+        with _ctrl_c_raises():
+            grid = tuner.fit()
         return grid, (None if baseline is None else ray.get(baseline))
     except KeyboardInterrupt:
         return None
     finally:
         if ray.is_initialized():
             ray.shutdown()
+
+
+@contextmanager
+def _ctrl_c_raises():
+    """Tune's own Ctrl-C handler ends a search early and returns its trials as if it were
+    done; without it, Ctrl-C raises KeyboardInterrupt, so a cut search is never recorded."""
+    previous = os.environ.get(TUNE_SIGINT_SWITCH)
+    os.environ[TUNE_SIGINT_SWITCH] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ[TUNE_SIGINT_SWITCH]
+        else:
+            os.environ[TUNE_SIGINT_SWITCH] = previous
 
 
 def _waiting_baseline_curve(raw: dict, budget: str, seed: int, root: str) -> list[dict]:
