@@ -29,6 +29,8 @@ from dice_envs.games.yahtzee import (
     KEEP_ADD,
     KEEP_LEVEL_START,
     KEEP_REMOVE,
+    KEEP_SIZE,
+    KEEPS,
     NUM_BOXES,
     NUM_DICE,
     NUM_DICE_SETS,
@@ -36,6 +38,7 @@ from dice_envs.games.yahtzee import (
     NUM_STATE_SLOTS,
     REROLL_KEEP,
     REROLL_LEGAL,
+    YAHTZEE,
     YAHTZEE_DICE,
     TurnState,
     Yahtzee,
@@ -43,25 +46,45 @@ from dice_envs.games.yahtzee import (
 )
 
 NUM_ACTIONS = 32 + NUM_BOXES  # rerolls by bit mask, then the boxes (the env's action order)
-CHUNK = 4096  # turn-start states solved at once: about 100 MB of work arrays
-_PLAIN_DICE = np.flatnonzero(~IS_YAHTZEE)
+CHUNK = 256  # turn-start states solved at once: work arrays of 0.5 MB stay in cache
 
 
-def _levels() -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per keep size n, the local indices of the keeps with one more die (into size n + 1) and
-    of those with one die less (into size n - 1; a face the keep lacks repeats one it has)."""
+def _internal_order() -> tuple[np.ndarray, np.ndarray]:
+    """The solver's own order of the keeps: by size, and inside a size by the number of
+    distinct faces, most first (so the keeps with a j-th distinct face form a prefix).
+    Returns (order, position): internal row i is keep ``order[i]``; keep k is row
+    ``position[k]``. The dice multisets are the last 252 rows."""
+    distinct = (KEEPS > 0).sum(axis=1)
+    order = np.lexsort((-distinct, KEEP_SIZE)).astype(np.int64)
+    position = np.empty_like(order)
+    position[order] = np.arange(NUM_KEEPS)
+    return order, position
+
+
+_ORDER, _POSITION = _internal_order()
+DICE_ROWS = _POSITION[KEEP_LEVEL_START[NUM_DICE] :] - KEEP_LEVEL_START[NUM_DICE]
+"""(252,): the row of each dice multiset (in `DICE` order) in the solver's (252, B) arrays."""
+
+
+def _levels() -> tuple[list, list]:
+    """Per keep size n, in the internal order: the rows (of size n + 1) of the keeps with one
+    more die, face by face, flattened (n_keeps * 6,); and per slot j the rows (of size n - 1)
+    of each keep with its j-th distinct face taken out, for the keeps that have one."""
     start = KEEP_LEVEL_START
     add, remove = [], []
     for n in range(NUM_DICE + 1):
-        rows = slice(start[n], start[n + 1])
-        add.append(KEEP_ADD[rows] - start[n + 1] if n < NUM_DICE else None)
+        keeps = _ORDER[start[n] : start[n + 1]]
+        if n < NUM_DICE:
+            add.append((_POSITION[KEEP_ADD[keeps]] - start[n + 1]).ravel())
         if n == 0:
             remove.append(None)
             continue
-        parents = KEEP_REMOVE[rows].copy()
-        first = parents.max(axis=1, keepdims=True)
-        parents = np.where(parents < 0, first, parents) - start[n - 1]
-        remove.append(parents)
+        parents = [_POSITION[row[row >= 0]] - start[n - 1] for row in KEEP_REMOVE[keeps]]
+        slots = []
+        for j in range(min(n, 6)):
+            column = [p[j] for p in parents if len(p) > j]  # a prefix, by the order
+            slots.append(np.array(column, dtype=np.int64))
+        remove.append(slots)
     return add, remove
 
 
@@ -69,17 +92,15 @@ _ADD, _REMOVE = _levels()
 
 
 def roll_levels(dice_values: np.ndarray) -> list[np.ndarray]:
-    """Keep values ``[K_0, ..., K_5]`` by size, from values of the 252 dice multisets
-    (``K_5``, shape (252, B)): each keep is worth the mean over the faces of one more die."""
-    levels = [None] * (NUM_DICE + 1)
-    levels[NUM_DICE] = dice_values
+    """Keep values ``[K_0, ..., K_5]`` by size (internal order), from the values of the dice
+    multisets (``K_5``, shape (252, B), rows `DICE_ROWS`): each keep is worth the mean over
+    the faces of one more die."""
+    levels: list[np.ndarray] = [dice_values] * (NUM_DICE + 1)
+    batch = dice_values.shape[1]
     for n in range(NUM_DICE - 1, -1, -1):
-        upper = levels[n + 1]
-        total = upper.take(_ADD[n][:, 0], axis=0)
-        for face in range(1, 6):
-            total += upper.take(_ADD[n][:, face], axis=0)
-        total /= 6.0
-        levels[n] = total
+        children = levels[n + 1].take(_ADD[n], axis=0).reshape(-1, 6, batch)
+        levels[n] = children.sum(axis=1)
+        levels[n] /= 6.0
     return levels
 
 
@@ -87,10 +108,11 @@ def best_reroll(levels: list[np.ndarray]) -> np.ndarray:
     """(252, B): per dice multiset, the best keep strictly inside it (a real reroll)."""
     best = levels[0]
     for n in range(1, NUM_DICE + 1):
-        parents = _REMOVE[n]
-        inner = best.take(parents[:, 0], axis=0)
-        for face in range(1, 6):
-            np.maximum(inner, best.take(parents[:, face], axis=0), out=inner)
+        slots = _REMOVE[n]
+        inner = best.take(slots[0], axis=0)
+        for column in slots[1:]:
+            head = inner[: len(column)]
+            np.maximum(head, best.take(column, axis=0), out=head)
         if n == NUM_DICE:
             return inner
         best = np.maximum(levels[n], inner, out=inner)
@@ -99,51 +121,60 @@ def best_reroll(levels: list[np.ndarray]) -> np.ndarray:
 
 @dataclass
 class _BoxClasses:
-    """Per box in play, the distinct points non-Yahtzee dice score there and each dice's class:
-    the reward and next state depend on the dice only through them (the model's contract)."""
+    """Per box in play, the distinct (points, Yahtzee roll) pairs the dice score there on an
+    empty card, and each dice multiset's pair: the model's contract is that the scoring depends
+    on the filled boxes only for a Yahtzee with the Yahtzee box filled, and the reward and next
+    state depend on the dice only through this pair."""
 
     boxes: list[int]
-    values: list[np.ndarray]
+    points: list[np.ndarray]
+    yahtzee: list[np.ndarray]
     classes: list[np.ndarray]
 
     @classmethod
     def of(cls, model: Yahtzee) -> _BoxClasses:
-        _, points = model.scoring(model.absent, _PLAIN_DICE)
-        values, classes = [], []
+        _, points = model.scoring(model.absent, np.arange(NUM_DICE_SETS))
+        result = cls(list(model.boxes), [], [], [])
         for box in model.boxes:
-            distinct, inverse = np.unique(points[:, box], return_inverse=True)
-            values.append(distinct)
-            classes.append(inverse.ravel())
-        return cls(list(model.boxes), values, classes)
+            keys = points[:, box] * 2 + IS_YAHTZEE
+            distinct, inverse = np.unique(keys, return_inverse=True)
+            result.points.append(distinct // 2)
+            result.yahtzee.append(distinct % 2 == 1)
+            classes = np.empty(NUM_DICE_SETS, dtype=np.int64)
+            classes[DICE_ROWS] = inverse.ravel()
+            result.classes.append(classes)
+        return result
 
 
 def scoring_values(
     model: Yahtzee, values: np.ndarray, filled, upper, yahtzee50, classes: _BoxClasses | None = None
 ) -> np.ndarray:
-    """(252, B): the best reward + V(next state) over legal boxes, per dice multiset, for a
-    batch of turn-start states, given turn-start values `values` (dense, `state_index`)."""
+    """(252, B): the best reward + V(next state) over legal boxes, per dice multiset (rows
+    `DICE_ROWS`), for a batch of turn-start states, given turn-start values `values` (dense,
+    `state_index`)."""
     classes = classes or _BoxClasses.of(model)
     filled = np.asarray(filled, dtype=np.int64)
     upper = np.asarray(upper, dtype=np.int64)
     flag = np.asarray(yahtzee50, dtype=bool)
-    best = np.full((len(_PLAIN_DICE), len(filled)), -np.inf)
+    best = np.full((NUM_DICE_SETS, len(filled)), -np.inf)
     buffer = np.empty_like(best)
-    for box, points, inverse in zip(classes.boxes, classes.values, classes.classes, strict=True):
+    for box, points, yahtzee, inverse in zip(
+        classes.boxes, classes.points, classes.yahtzee, classes.classes, strict=True
+    ):
         open_ = (filled >> box & 1) == 0
         if not open_.any():
             continue
         reward, next_upper, next_flag = model.score_result(
-            upper[None, :], flag[None, :], box, points[:, None], False
+            upper[None, :], flag[None, :], box, points[:, None], yahtzee[:, None]
         )
         table = reward + values[state_index(filled | 1 << box, next_upper, next_flag)]
         table[:, ~open_] = -np.inf
         np.maximum(best, table.take(inverse, axis=0, out=buffer), out=best)
-    result = np.empty((NUM_DICE_SETS, len(filled)))
-    result[_PLAIN_DICE] = best
-    result[YAHTZEE_DICE] = (
-        box_values(model, values, filled, upper, flag, YAHTZEE_DICE).max(axis=-1).T
-    )
-    return result
+    joker = np.flatnonzero(filled >> YAHTZEE & 1) if model.has_yahtzee_box else []
+    if len(joker):  # a Yahtzee with the Yahtzee box filled: the joker rules, in general
+        worth = box_values(model, values, filled[joker], upper[joker], flag[joker], YAHTZEE_DICE)
+        best[DICE_ROWS[YAHTZEE_DICE][:, None], joker[None, :]] = worth.max(axis=-1).T
+    return best
 
 
 def box_values(model: Yahtzee, values: np.ndarray, filled, upper, yahtzee50, dice) -> np.ndarray:
@@ -167,8 +198,9 @@ def box_values(model: Yahtzee, values: np.ndarray, filled, upper, yahtzee50, dic
 @dataclass
 class TurnInside:
     """Everything inside one batch of turns: ``dice[r]`` (252, B) is the value of the dice with
-    r rolls left, ``keeps[r]`` (462, B) the value of a keep rerolled with r + 1 rolls left
-    (then r rolls left after it), and ``start`` (B,) the value at the turn's start."""
+    r rolls left, ``keeps[r]`` (462, B) the value of keeping a multiset and rolling the other
+    dice with r + 1 rolls left (r left after the roll; a keep of five dice is worth
+    ``dice[r]``), and ``start`` (B,) the value at the turn's start."""
 
     dice: list[np.ndarray]
     keeps: list[np.ndarray]
@@ -176,19 +208,20 @@ class TurnInside:
 
 
 def solve_turns(score_values: np.ndarray, detail: bool = False) -> TurnInside | np.ndarray:
-    """The inside of a batch of turns from their scoring values (252, B): the turn-start
-    values (B,), or with `detail` the whole `TurnInside`."""
+    """The inside of a batch of turns from their scoring values (252, B; rows `DICE_ROWS`):
+    the turn-start values (B,), or with `detail` the whole `TurnInside` (in `DICE` and
+    `KEEPS` order)."""
     dice = [score_values]
     keeps = []
     for _ in range(2):
         levels = roll_levels(dice[-1])
         if detail:
-            keeps.append(np.concatenate(levels[:NUM_DICE]))
+            keeps.append(np.concatenate(levels)[_POSITION])
         dice.append(np.maximum(score_values, best_reroll(levels)))
     start = roll_levels(dice[-1])[0][0]
     if not detail:
         return start
-    return TurnInside(dice, keeps, start)
+    return TurnInside([values[DICE_ROWS] for values in dice], keeps, start)
 
 
 @dataclass

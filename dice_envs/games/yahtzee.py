@@ -19,9 +19,10 @@ a three-roll turn inside), so instead of `transitions` this model offers its str
   `REROLL_KEEP`; `REROLL_LEGAL` keeps the lowest-numbered reroll of each distinct keep.
 - Scoring, in batches: `Yahtzee.scoring(filled, dice)` (legal boxes and the points written in
   them, joker-aware) and `Yahtzee.score_result(...)` (the reward with its bonuses and the next
-  state). The scoring depends on the filled boxes only for a Yahtzee roll (the joker rules); its
-  reward and next state depend on the dice only through the points and whether the dice are a
-  Yahtzee. Solvers may rely on both facts.
+  state). The scoring depends on the filled boxes only through which boxes are open, except for
+  a Yahtzee rolled with the Yahtzee box filled (the joker rules); the reward and next state
+  depend on the dice only through the points and whether the dice are a Yahtzee. Solvers may
+  rely on both facts (a test holds the model to them).
 """
 
 from __future__ import annotations
