@@ -130,6 +130,10 @@ def test_upper_bonus_paid_once_by_the_scoring_that_reaches_63():
         6 + 35,
         TurnState(card("ones"), 63, False),
     )
+    assert model.score(TurnState(card("threes", "ones"), 57, False), dice, B["threes"]) == (
+        6 + 35,
+        TurnState(card("ones"), 63, False),
+    )  # exactly 63
     assert model.score(TurnState(card("threes", "ones"), 63, False), dice, B["threes"])[0] == 6
     assert model.score(TurnState(card("threes", "ones"), 50, False), dice, B["threes"]) == (
         6,
