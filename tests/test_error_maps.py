@@ -141,5 +141,6 @@ def test_the_report_shows_each_games_error_map_beside_its_loss_map(tmp_path):
     errors = report.index("(pig_solitaire_errors.png)")
     assert losses < errors < losses + 300  # the next figure
     assert "Beside each loss map, the error map" in report
+    assert "Self-play agents have no error map" not in report  # no self-play config here
     page = (out / "games" / "pig_solitaire.md").read_text()
     assert "(../pig_solitaire_errors.png)" in page

@@ -560,7 +560,7 @@ def _loss_figures(groups, by_game, titles, budget: str, out: Path):
             "Per state, the agent's expected visits times the value its action gives up there "
             "(V* - Q* of that action): the cells of each panel sum to the agent's gap "
             "(`Evaluation.losses`), recomputed from each run's final greedy actions "
-            f"(`actions.npy`).{ERROR_MAP_TEXT if mapped else ''}\n\n" + "\n".join(lines)
+            f"(`actions.npy`).{_error_map_text(groups) if mapped else ''}\n\n" + "\n".join(lines)
         ),
         drawn,
         mapped,
@@ -575,10 +575,17 @@ ERROR_MAP_TEXT = (
     "game's units, mean over seeds (`value_errors.npy`); red where the estimate is too high, "
     "blue where too low; every reachable state counts, visited or not (a panel's title gives "
     "the mean error weighted by the acting policy's visits). Where an observation has more "
-    "than two components, a cell is the mean over the others. Self-play agents have no "
-    "error map: their table estimates the two-player game from the mover's seat, not the "
-    "env's game against its opponent."
+    "than two components, a cell is the mean over the others."
 )
+SELFPLAY_ERRORS_TEXT = (
+    " Self-play agents have no error map: their table estimates the two-player game from the "
+    "mover's seat, not the env's game against its opponent."
+)
+
+
+def _error_map_text(groups: dict[Path, dict[str, Any]]) -> str:
+    selfplay = any(group["config"].get("selfplay") is not None for group in groups.values())
+    return ERROR_MAP_TEXT + (SELFPLAY_ERRORS_TEXT if selfplay else "")
 
 
 def _monte_carlo_figure(groups, by_game, titles, budget: str, out: Path) -> str:
