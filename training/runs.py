@@ -18,12 +18,17 @@ is a different run in a different folder; the budget's name is only a label.
                          exploitability, whose table holds the mover's greedy action at every
                          observation (so it also plays as an opponent). Any policy argument
                          takes it (`baselines.evaluate(np.load(path), env_id, **kwargs)`)
+        value_errors.npy the final error of the learner's own value estimate per observation:
+                         float32, shape `observation_nvec`, Q(s, greedy a) - Q*(s, a) of a
+                         Q table or V(s) - v_pi(s) of a PPO critic (the game's units, the
+                         run's gamma), NaN where no reachable state is; not for self-play
         result.json      the final evaluation, written last: its presence means "done"
 
 Every file is written to a temporary file and renamed over its name, so a killed run leaves
 complete files only, with the mode an ordinary `open` gives (the umask decides, as on a store
 shared by the nodes of a Ray cluster); a run folder is locked while a process trains it, and
-the lock file goes when the lock is released.
+the lock file goes when the lock is released. `training.archive` keeps what a report needs
+of the finished runs (no checkpoint, no policy), small enough to commit.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ NOT_RUN = frozenset(
     {
         "training/report.py",
         "training/plots.py",
+        "training/archive.py",
         "training/cli.py",
         "training/play.py",
         "baselines/game_pages.py",
