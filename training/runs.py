@@ -60,13 +60,18 @@ PACKAGE = "dice-envs"
 # The packages whose code a run's result depends on (the environments, the exact evaluation,
 # the learners), fingerprinted into every run's identity.
 CODE_PACKAGES = ("dice_envs", "baselines", "training")
-# Modules no run executes: they read finished runs (the report and its figures, the pages) or
-# talk to a person (the command line, play). An edit there leaves every stored run current.
+# Modules no run's numbers depend on: they read finished runs (the report and its figures, the
+# archive, the pages), talk to a person (the command line, play), or only decide where and when
+# `training.train.run` is called (the sweep, its backends, the tuner). An edit there leaves
+# every stored run current.
 NOT_RUN = frozenset(
     {
         "training/report.py",
         "training/plots.py",
         "training/archive.py",
+        "training/sweep.py",
+        "training/backends.py",
+        "training/tune.py",
         "training/cli.py",
         "training/play.py",
         "baselines/game_pages.py",
