@@ -45,6 +45,9 @@ from training.config import BUDGETS, ConfigError, check_seed, resolve_config
 DEFAULT_SPACES = {
     "qlearning": {
         "learning_rate.power": {"uniform": [0.55, 1.0]},
+        # The generalized harmonic step size's offset (1: plain 1 / n**power); the solitaire
+        # Pig games needed 30 to stop their estimates trailing their targets.
+        "learning_rate.offset": {"choice": [1, 10, 30, 100]},
         "epsilon.end": {"uniform": [0.01, 0.3]},
     },
     "ppo": {
