@@ -1,5 +1,22 @@
-"""The Ray paths on a local 2-CPU Ray: a sweep gives the local backend's files and report
-byte for byte, and Ray Tune searches hyperparameters on the exact gap."""
+"""The Ray paths: a sweep on a two-node Ray cluster whose worker node cannot see the sweep's run
+store gives the local backend's files and report byte for byte, and a run whose worker dies
+resumes from its last shipped checkpoint; Ray Tune searches hyperparameters on the exact gap;
+Ctrl-C stops a Ray sweep."""
+
+import base64
+import json
+import os
+import pickle
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from training_helpers import write_configs
@@ -19,30 +36,236 @@ ENTRIES = {
         "hyperparams": {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 2},
     },
 }
+RAY = str(Path(sys.executable).parent / "ray")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _node_options(cpus: int) -> list[str]:
+    """`ray start` options of a node with `cpus` CPUs, every port free (other Rays may run)."""
+    options = ["--num-cpus", str(cpus), "--block", "--disable-usage-stats"]
+    for name in ("node-manager", "object-manager", "dashboard-agent-listen",
+                 "dashboard-agent-grpc", "metrics-export", "runtime-env-agent"):  # fmt: skip
+        options += [f"--{name}-port", str(_free_port())]
+    return options
+
+
+def _can_hide_folders() -> bool:
+    """Whether a process can get a mount namespace of its own (a user namespace if need be)."""
+    if shutil.which("unshare") is None:
+        return False
+    return subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode == 0
+
+
+def _stop_node(process: subprocess.Popen) -> None:
+    """Stop a `ray start --block` and every process it started (its own process group)."""
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            process.poll()  # reaps the leader; its children are reaped by init
+            try:
+                os.killpg(process.pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
+    raise AssertionError(f"processes of Ray node {process.pid} left running")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A local Ray cluster of two nodes: a head without CPUs, which the sweep connects to, and a
+    worker node with one CPU, its own TMPDIR and working directory, where every task runs. The
+    sweeps' stores go under `driver`, which the worker node sees as an empty read-only folder
+    (its own mount namespace), so a task that read or wrote there would fail; without
+    `unshare` the worker node sees it as it is."""
+    base = Path(tempfile.mkdtemp(prefix="ray-ship-", dir="/tmp"))  # short: Ray's socket paths
+    driver, worker_tmp = base / "driver", base / "worker-tmp"
+    driver.mkdir()
+    worker_tmp.mkdir()
+    hidden = _can_hide_folders()
+    port = _free_port()
+    nodes = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_AUTH_MODE", "disabled")  # no token: every node is this user's
+        try:
+            head = [RAY, "start", "--head", "--port", str(port), "--temp-dir", str(base / "ray"),
+                    "--include-dashboard", "false", "--dashboard-port", str(_free_port()),
+                    *_node_options(0)]  # fmt: skip
+            nodes.append(_start_node(head, base / "head.log", base, os.environ))
+            worker = [RAY, "start", "--address", f"127.0.0.1:{port}", *_node_options(1)]
+            if hidden:
+                mount = 'mount -t tmpfs -o ro none "$0" && exec "$@"'
+                worker = ["unshare", "-rm", "sh", "-c", mount, str(driver), *worker]
+            env = {**os.environ, "TMPDIR": str(worker_tmp)}
+            nodes.append(_start_node(worker, base / "worker.log", worker_tmp, env))
+            address = f"127.0.0.1:{port}"
+            _check_cluster(address, driver, worker_tmp, hidden, nodes)
+            yield SimpleNamespace(address=address, driver=driver, hidden=hidden)
+        finally:
+            for node in reversed(nodes):
+                _stop_node(node)
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _start_node(command: list[str], log: Path, cwd: Path, env) -> subprocess.Popen:
+    with open(log, "wb") as output:
+        return subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+
+
+def _check_cluster(address: str, driver: Path, worker_tmp: Path, hidden: bool, nodes) -> None:
+    """Wait for both nodes; check that a task runs on the worker node, in its TMPDIR, and (when
+    hidden) sees the sweeps' folder empty and read-only."""
+    import ray
+
+    deadline = time.monotonic() + 120
+    while True:
+        assert all(node.poll() is None for node in nodes), "a Ray node did not start"
+        try:
+            ray.init(address=address, log_to_driver=False)
+            break
+        except ConnectionError:
+            assert time.monotonic() < deadline, "the Ray head did not start"
+            time.sleep(1)
+    try:
+        while sum(node["Alive"] for node in ray.nodes()) < 2:
+            assert time.monotonic() < deadline, "the Ray worker node did not join"
+            time.sleep(0.5)
+        (driver / "marker").write_text("the sweep's")
+        seen = ray.get(ray.remote(num_cpus=1)(_task_view()).remote(str(driver)))
+        assert seen["tmp"] == str(worker_tmp)
+        if hidden:
+            assert seen == {"tmp": str(worker_tmp), "listing": [], "writable": False}
+        (driver / "marker").unlink()
+    finally:
+        ray.shutdown()
+
+
+def _task_view():
+    """A function that says what a task sees of `folder`; local, so Ray ships it by value (the
+    workers cannot import this test module)."""
+
+    def what_a_task_sees(folder: str) -> dict:
+        import os
+        import tempfile
+
+        try:
+            with open(os.path.join(folder, "probe"), "w"):
+                writable = True
+        except OSError:
+            writable = False
+        return {"tmp": tempfile.gettempdir(), "listing": os.listdir(folder), "writable": writable}
+
+    return what_a_task_sees
+
+
+def _store_files(root: Path) -> dict[str, Path]:
+    return {path.relative_to(root).as_posix(): path for path in root.rglob("*") if path.is_file()}
+
+
+def _sb3_zip(path: Path) -> dict:
+    """An SB3 model file's members, without what differs between two runs of the same config
+    and seed even on one machine: each member's write time (zip), the wall-clock `start_time`,
+    the readable descriptions beside each pickled object (they print memory addresses), and
+    the state of the spaces' own random generators (unseeded, never used in training): the
+    spaces are compared as spaces, every other object as its pickle."""
+    with zipfile.ZipFile(path) as archive:
+        members = {name: archive.read(name) for name in sorted(archive.namelist())}
+    data = json.loads(members.pop("data"))
+    del data["start_time"]
+    for key, value in data.items():
+        if isinstance(value, dict) and ":serialized:" in value:
+            data[key] = value[":serialized:"]
+    for key in ("observation_space", "action_space"):
+        data[key] = pickle.loads(base64.b64decode(data[key]))
+    return {**members, "data": data}
+
+
+def assert_same_stores(local: Path, ray: Path) -> None:
+    """The same files with the same bytes, timing.json aside (wall-clock times), SB3's model
+    files compared as `_sb3_zip` says."""
+    local_files, ray_files = _store_files(local), _store_files(ray)
+    assert sorted(local_files) == sorted(ray_files)
+    for name, path in local_files.items():
+        if path.name == "timing.json":
+            continue
+        if path.suffix == ".zip":
+            assert _sb3_zip(path) == _sb3_zip(ray_files[name]), name
+        else:
+            assert path.read_bytes() == ray_files[name].read_bytes(), name
 
 
 def _results_part(report: str) -> str:
     return report.split("## Time")[0]
 
 
-def test_a_ray_sweep_writes_what_the_local_sweep_writes(tmp_path):
+def test_a_sweep_on_a_cluster_without_a_shared_disk_writes_what_a_local_sweep_writes(
+    cluster, tmp_path
+):
     configs = write_configs(tmp_path / "configs", ENTRIES)
-    for backend in ("local", "ray"):
+    stores = {"local": tmp_path / "local", "ray": cluster.driver / "sweep"}
+    for backend, store in stores.items():
+        address = ["--address", cluster.address] if backend == "ray" else []
         code = sweep_main(
-            ["--configs", str(configs), "--runs", str(tmp_path / backend / "runs"),
-             "--out", str(tmp_path / backend / "out"), "--backend", backend, "--workers", "2"]
+            ["--configs", str(configs), "--runs", str(store / "runs"), "--out",
+             str(store / "out"), "--backend", backend, "--workers", "2", *address]
         )  # fmt: skip
         assert code == 0
-    planned = planned_runs(configs, "quick")
-    assert len(planned) == 4
-    for _, config, seed in planned:
-        local = run_dir(tmp_path / "local" / "runs", config, seed)
-        ray = run_dir(tmp_path / "ray" / "runs", config, seed)
-        for name in ("config.yaml", "curve.json", "result.json"):
-            assert (local / name).read_bytes() == (ray / name).read_bytes(), (local, name)
-    reports = [(tmp_path / b / "out" / "report.md").read_text() for b in ("local", "ray")]
+    assert len(planned_runs(configs, "quick")) == 4
+    assert len(list((stores["ray"] / "runs").rglob("result.json"))) == 4
+    assert_same_stores(stores["local"] / "runs", stores["ray"] / "runs")
+    reports = [(store / "out" / "report.md").read_text() for store in stores.values()]
     assert _results_part(reports[0]) == _results_part(reports[1])
     assert "Q-learning, 2 seeds" in reports[0] and "PPO, 2 seeds" in reports[0]
+
+
+def test_a_run_whose_worker_dies_resumes_from_its_last_shipped_checkpoint(cluster, tmp_path):
+    from training.backends import RayBackend
+    from training.sweep import sweep
+    from training.train import RESUMED, run
+
+    entry = dict(ENTRIES["d20_rounds/ppo"], seeds=[0])
+    entry["budget"] = {"timesteps": 8192, "eval_every": 1024}
+    tasks = planned_runs(write_configs(tmp_path / "configs", {"d20_rounds/ppo": entry}), "quick")
+    [(_, config, seed)] = tasks
+    root = cluster.driver / "killed" / "runs"
+    checkpoint = run_dir(root, config, seed) / "checkpoint.pkl"
+    backend = RayBackend(cluster.address, 1)
+    try:
+        backend.start([(0, config, seed, str(root))])
+        deadline = time.monotonic() + 120
+        while not checkpoint.exists() or pickle.loads(checkpoint.read_bytes())["step"] == 0:
+            kinds = [message[0] for message in backend.poll(timeout=0.05)]
+            assert "done" not in kinds and "failed" not in kinds, kinds
+            assert time.monotonic() < deadline
+        [task] = backend.pending
+        backend.ray.cancel(task, force=True)  # kills the worker process mid-run
+        while backend.pending:
+            backend.poll(timeout=0.05)
+    finally:
+        backend.close()
+    shipped = pickle.loads(checkpoint.read_bytes())["step"]
+    assert 0 < shipped < 8192
+    assert not (checkpoint.parent / "result.json").exists()
+    results, failures, _ = sweep(tasks, root, RayBackend(cluster.address, 1))
+    assert failures == []
+    assert results[0]["status"] == RESUMED and results[0]["resumed_at"] == shipped
+    assert results[0]["run_dir"] == str(checkpoint.parent)  # the sweep's folder, not the task's
+    # Locally the same: stopped at that checkpoint, then resumed (SB3 records the step a
+    # session started at in the model file, so a resumed run is compared with a resumed one).
+    assert run(config, seed, tmp_path / "local", stop_after=shipped)["stopped_at"] == shipped
+    assert run(config, seed, tmp_path / "local")["resumed_at"] == shipped
+    assert_same_stores(tmp_path / "local", root)
 
 
 def test_tune_searches_on_the_exact_gap(tmp_path, capsys):
@@ -61,10 +284,6 @@ def test_tune_searches_on_the_exact_gap(tmp_path, capsys):
 
 
 def test_ctrl_c_stops_a_ray_sweep_and_the_rerun_finishes(tmp_path):
-    import pickle
-    import subprocess
-    import sys
-
     from training_helpers import ROOT, assert_complete_files, interrupt_sweep
 
     configs = write_configs(
