@@ -7,6 +7,7 @@ import base64
 import json
 import os
 import pickle
+import secrets
 import shutil
 import signal
 import socket
@@ -93,9 +94,12 @@ def cluster():
     hidden = _can_hide_folders()
     port = _free_port()
     nodes = []
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RAY_AUTH_MODE", "disabled")  # no token: every node is this user's
-        try:
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            # Token authentication with a token of the cluster's own, in this process too.
+            patch.setenv("RAY_AUTH_MODE", "token")
+            patch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(32))
+            _reread_ray_auth()
             head = [RAY, "start", "--head", "--port", str(port), "--temp-dir", str(base / "ray"),
                     "--include-dashboard", "false", "--dashboard-port", str(_free_port()),
                     *_node_options(0)]  # fmt: skip
@@ -109,10 +113,21 @@ def cluster():
             address = f"127.0.0.1:{port}"
             _check_cluster(address, driver, worker_tmp, hidden, nodes)
             yield SimpleNamespace(address=address, driver=driver, hidden=hidden)
-        finally:
-            for node in reversed(nodes):
-                _stop_node(node)
-            shutil.rmtree(base, ignore_errors=True)
+    finally:
+        for node in reversed(nodes):
+            _stop_node(node)
+        _reread_ray_auth()  # the environment as it was: a local Ray picks its own mode again
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _reread_ray_auth() -> None:
+    """Make this process read RAY_AUTH_* again: Ray keeps the authentication mode it read at
+    import or at its first local `ray.init()` (Ray's own tests reset it the same way)."""
+    try:
+        from ray._private.authentication_test_utils import reset_auth_token_state
+    except ImportError:  # a Ray without token authentication
+        return
+    reset_auth_token_state()
 
 
 def _start_node(command: list[str], log: Path, cwd: Path, env) -> subprocess.Popen:
@@ -209,6 +224,49 @@ def _results_part(report: str) -> str:
     return report.split("## Time")[0]
 
 
+def test_tune_searches_on_the_exact_gap(tmp_path, capsys):
+    configs = write_configs(tmp_path / "configs", ENTRIES)
+    code = tune_main(
+        [str(configs / "sum_avoid" / "qlearning.yaml"), "--samples", "3", "--workers", "2",
+         "--runs", str(tmp_path / "runs")]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "%" in line]
+    assert len(rows) == 3
+    assert "best hyperparams" in out and "power:" in out
+    # Every trial is a run in the store, which a second search reads back.
+    assert len(list((tmp_path / "runs" / "sum_avoid" / "qlearning").iterdir())) == 3
+
+
+def test_ctrl_c_stops_a_ray_sweep_and_the_rerun_finishes(tmp_path):
+    from training_helpers import ROOT, assert_complete_files, interrupt_sweep
+
+    configs = write_configs(
+        tmp_path / "configs",
+        {
+            "d20_rounds/ppo": {
+                "algo": "ppo",
+                "budget": {"timesteps": 12_288, "eval_every": 1024},
+                "hyperparams": {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 2},
+                "seeds": [0, 1],
+            }
+        },
+    )
+    runs = tmp_path / "runs"
+    command = [sys.executable, "-m", "training.sweep", "--configs", str(configs), "--runs",
+               str(runs), "--out", str(tmp_path / "out"), "--backend", "ray"]  # fmt: skip
+    seconds, status, stderr = interrupt_sweep(command, runs)
+    assert seconds < 10 and status == 130, stderr
+    assert "run the same command again to resume" in stderr.strip().splitlines()[-1]
+    assert_complete_files(runs)
+    assert any(pickle.loads(p.read_bytes())["step"] > 0 for p in runs.rglob("checkpoint.pkl"))
+    rerun = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert len(list(runs.rglob("result.json"))) == 2
+
+
+# Last: the cluster (a module fixture) then runs alone, and stops when the module ends.
 def test_a_sweep_on_a_cluster_without_a_shared_disk_writes_what_a_local_sweep_writes(
     cluster, tmp_path
 ):
@@ -266,45 +324,3 @@ def test_a_run_whose_worker_dies_resumes_from_its_last_shipped_checkpoint(cluste
     assert run(config, seed, tmp_path / "local", stop_after=shipped)["stopped_at"] == shipped
     assert run(config, seed, tmp_path / "local")["resumed_at"] == shipped
     assert_same_stores(tmp_path / "local", root)
-
-
-def test_tune_searches_on_the_exact_gap(tmp_path, capsys):
-    configs = write_configs(tmp_path / "configs", ENTRIES)
-    code = tune_main(
-        [str(configs / "sum_avoid" / "qlearning.yaml"), "--samples", "3", "--workers", "2",
-         "--runs", str(tmp_path / "runs")]
-    )  # fmt: skip
-    assert code == 0
-    out = capsys.readouterr().out
-    rows = [line for line in out.splitlines() if line.startswith("| ") and "%" in line]
-    assert len(rows) == 3
-    assert "best hyperparams" in out and "power:" in out
-    # Every trial is a run in the store, which a second search reads back.
-    assert len(list((tmp_path / "runs" / "sum_avoid" / "qlearning").iterdir())) == 3
-
-
-def test_ctrl_c_stops_a_ray_sweep_and_the_rerun_finishes(tmp_path):
-    from training_helpers import ROOT, assert_complete_files, interrupt_sweep
-
-    configs = write_configs(
-        tmp_path / "configs",
-        {
-            "d20_rounds/ppo": {
-                "algo": "ppo",
-                "budget": {"timesteps": 12_288, "eval_every": 1024},
-                "hyperparams": {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 2},
-                "seeds": [0, 1],
-            }
-        },
-    )
-    runs = tmp_path / "runs"
-    command = [sys.executable, "-m", "training.sweep", "--configs", str(configs), "--runs",
-               str(runs), "--out", str(tmp_path / "out"), "--backend", "ray"]  # fmt: skip
-    seconds, status, stderr = interrupt_sweep(command, runs)
-    assert seconds < 10 and status == 130, stderr
-    assert "run the same command again to resume" in stderr.strip().splitlines()[-1]
-    assert_complete_files(runs)
-    assert any(pickle.loads(p.read_bytes())["step"] > 0 for p in runs.rglob("checkpoint.pkl"))
-    rerun = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert rerun.returncode == 0, rerun.stderr
-    assert len(list(runs.rglob("result.json"))) == 2
