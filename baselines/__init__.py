@@ -29,6 +29,7 @@ from baselines.exploitability import Exploitability, exploitability
 from baselines.simultaneous import Equilibrium, equilibrium
 from baselines.solvers import Solution
 from baselines.specialised import SPECIALISED
+from baselines.value_errors import ValueErrors, value_errors
 from dice_envs.tables import Tables
 
 TabularMDP = Tables  # the name before the tables moved into dice_envs (one name now: Tables)
@@ -43,6 +44,7 @@ __all__ = [
     "Solution",
     "Tables",
     "TabularMDP",
+    "ValueErrors",
     "enumerated",
     "equilibrium",
     "evaluate",
@@ -54,4 +56,5 @@ __all__ = [
     "score_probabilities",
     "solve",
     "tabulate",
+    "value_errors",
 ]

@@ -97,23 +97,13 @@ class Evaluation:
         """The per-state array `name` over the observation grid: `grid("losses")[obs]` is what
         is lost at observation `obs`. Observations of no reachable state hold NaN (-1 in the
         integer `actions`); `probabilities` gains a last axis of actions."""
-        values = self._per_state(name)
-        cells = int(np.prod(self.observation_nvec))
-        if cells > GRID_CELLS_LIMIT:
-            raise ValueError(
-                f"the observation grid has {cells:,} cells (more than {GRID_CELLS_LIMIT:,}); "
-                "use by_observation(name) or where_lost(count)"
-            )
-        integer = np.issubdtype(values.dtype, np.integer)
-        table = np.full(self.observation_nvec + values.shape[1:], -1 if integer else np.nan)
-        table[tuple(self.observations.T)] = values
-        return table
+        return grid_of(self._per_state(name), self.observations, self.observation_nvec)
 
     def by_observation(self, name: str = "losses") -> dict[Any, Any]:
         """The per-state array `name` as a mapping from observation (an int, or a tuple of
         ints, as the env shows it) to its entry."""
         values = self._per_state(name)
-        return dict(zip(self._keys(), values.tolist(), strict=True))
+        return dict(zip(observation_keys(self.observations), values.tolist(), strict=True))
 
     def where_lost(self, count: int = 10) -> list[tuple[Any, float]]:
         """The `count` observations where the policy loses the most value, with the loss,
@@ -121,14 +111,8 @@ class Evaluation:
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(f"count must be an integer >= 1, got {count!r}")
         order = np.argsort(-self.losses, kind="stable")[:count]
-        keys = self._keys()
+        keys = observation_keys(self.observations)
         return [(keys[i], float(self.losses[i])) for i in order]
-
-    def _keys(self) -> list[Any]:
-        rows = self.observations.tolist()
-        if self.observations.shape[1] == 1:
-            return [row[0] for row in rows]
-        return [tuple(row) for row in rows]
 
     def __repr__(self) -> str:
         return (
@@ -140,6 +124,30 @@ class Evaluation:
     def as_dict(self) -> dict[str, float]:
         keys = ("value", "optimal_value", "gap", "relative_gap", "agreement", "seconds")
         return {key: float(getattr(self, key)) for key in keys}
+
+
+def grid_of(values: np.ndarray, observations: np.ndarray, nvec: tuple[int, ...]) -> np.ndarray:
+    """Per-state `values` (one row per state, in the order of `observations`) over the
+    observation grid `nvec`: NaN (-1 for integers) where no reachable state is; trailing axes
+    of `values` are kept. Refused above `GRID_CELLS_LIMIT` cells."""
+    cells = int(np.prod(nvec))
+    if cells > GRID_CELLS_LIMIT:
+        raise ValueError(
+            f"the observation grid has {cells:,} cells (more than {GRID_CELLS_LIMIT:,}); "
+            "use by_observation(name)"
+        )
+    integer = np.issubdtype(values.dtype, np.integer)
+    table = np.full(tuple(nvec) + values.shape[1:], -1 if integer else np.nan)
+    table[tuple(observations.T)] = values
+    return table
+
+
+def observation_keys(observations: np.ndarray) -> list[Any]:
+    """Each row of `observations` as the env shows it: an int, or a tuple of ints."""
+    rows = observations.tolist()
+    if observations.shape[1] == 1:
+        return [row[0] for row in rows]
+    return [tuple(row) for row in rows]
 
 
 def policy_actions(policy, mdp: TabularMDP, *, obs_transform=None) -> np.ndarray:

@@ -32,12 +32,21 @@ class ExactGapCallback(BaseCallback):
             never).
         obs_transform: for a model trained through an observation wrapper (see
             `baselines.evaluate`).
-        verbose: 1 prints each evaluation's value, gap and agreement.
+        critic_errors: for a model with a critic (`policy.predict_values`: PPO, A2C), also
+            hold the critic against the exact value of the policy it acts with, its action
+            distribution, under the model's `gamma` (`baselines.value_errors`), at every
+            evaluation. It costs a second exact evaluation (the sampling policy's), about as
+            long as the first. Models without a critic are not asked.
+        verbose: 1 prints each evaluation's value, gap and agreement (and the critic's error).
         **env_kwargs: the game's keyword arguments.
 
     Attributes:
         evaluations: `(timesteps, Evaluation)` of every evaluation so far, oldest first;
             `timesteps` is the model's `num_timesteps` when it was scored.
+        critic_evaluations: `(timesteps, ValueErrors)` of every evaluation of the critic so
+            far, oldest first (empty without a critic or with `critic_errors=False`). Logged
+            as `exact/critic_error` (the visit-weighted mean error: > 0 optimistic),
+            `exact/critic_abs_error` and `exact/critic_changed_share`.
     """
 
     def __init__(
@@ -49,6 +58,7 @@ class ExactGapCallback(BaseCallback):
         stop_at_gap: float | None = None,
         stop_at_relative_gap: float | None = None,
         obs_transform: Any = None,
+        critic_errors: bool = True,
         verbose: int = 0,
         **env_kwargs: Any,
     ) -> None:
@@ -62,8 +72,11 @@ class ExactGapCallback(BaseCallback):
         self.env_id, self.env_kwargs = env_id, env_kwargs
         self.eval_freq, self.deterministic = eval_freq, deterministic
         self.stop_at_gap, self.stop_at_relative_gap = stop_at_gap, stop_at_relative_gap
-        self.obs_transform = obs_transform
+        if not isinstance(critic_errors, bool):
+            raise ValueError(f"critic_errors must be True or False, got {critic_errors!r}")
+        self.obs_transform, self.critic_errors = obs_transform, critic_errors
         self.evaluations: list[tuple[int, baselines.Evaluation]] = []
+        self.critic_evaluations: list[tuple[int, baselines.ValueErrors]] = []
 
     def _on_step(self) -> bool:
         if self.n_calls % self.eval_freq:
@@ -82,10 +95,12 @@ class ExactGapCallback(BaseCallback):
         self.evaluations.append((self.num_timesteps, score))
         for key in ("value", "gap", "relative_gap", "agreement"):
             self.logger.record(f"exact/{key}", float(getattr(score, key)))
+        critic = self._critic_now()
         if self.verbose:
             print(
                 f"{self.num_timesteps} steps: exact value {score.value:.6g}, gap {score.gap:.3g}"
                 f" ({100 * score.relative_gap:.3g} %), agreement {100 * score.agreement:.3g} %"
+                + (f", critic error {critic.mean_error:+.3g}" if critic is not None else "")
             )
         if self.stop_at_gap is not None and score.gap <= self.stop_at_gap:
             return False
@@ -93,6 +108,27 @@ class ExactGapCallback(BaseCallback):
             self.stop_at_relative_gap is not None
             and score.relative_gap <= self.stop_at_relative_gap
         )
+
+    def _critic_now(self) -> baselines.ValueErrors | None:
+        """The critic against the exact value of the policy it acts with (None without one)."""
+        policy = getattr(self.model, "policy", None)
+        if not self.critic_errors or not callable(getattr(policy, "predict_values", None)):
+            return None
+        errors = baselines.value_errors(
+            self.model,
+            self.env_id,
+            gamma=float(getattr(self.model, "gamma", 1.0)),
+            obs_transform=self.obs_transform,
+            **self.env_kwargs,
+        )
+        self.critic_evaluations.append((self.num_timesteps, errors))
+        for key, field_name in (
+            ("critic_error", "mean_error"),
+            ("critic_abs_error", "mean_abs_error"),
+            ("critic_changed_share", "changed_share"),
+        ):
+            self.logger.record(f"exact/{key}", float(getattr(errors, field_name)))
+        return errors
 
 
 __all__ = ["ExactGapCallback"]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 
@@ -17,3 +20,15 @@ def repository_state() -> str:
         text=True,
         check=True,
     ).stdout
+
+
+def docs_check_module() -> ModuleType:
+    """The maintainer's `tools/docs_check.py` (a script, not a package), imported once."""
+    if "docs_check" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "docs_check", REPOSITORY / "tools" / "docs_check.py"
+        )
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["docs_check"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["docs_check"]

@@ -10,13 +10,14 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
+from repository import docs_check_module
 
 import baselines
 import dice_envs
 from baselines.exploitability import exploitability
 from baselines.sb3 import ExactGapCallback
 from baselines.two_player import TwoPlayerSolution
+from baselines.value_errors import value_errors
 from dice_envs import pettingzoo, policies
 from dice_envs.envs.sb3 import DiceSB3VecEnv
 from dice_envs.envs.vector import DiceVectorEnv
@@ -36,6 +37,8 @@ REQUIRED = {
     "baselines.Evaluation": baselines.Evaluation,
     "baselines.Exploitability": baselines.Exploitability,
     "baselines.Equilibrium": baselines.Equilibrium,
+    "baselines.value_errors": value_errors,
+    "baselines.ValueErrors": baselines.ValueErrors,
     "baselines.sb3.ExactGapCallback": ExactGapCallback,
     "dice_envs.envs.sb3.DiceSB3VecEnv": DiceSB3VecEnv,
     "dice_envs.envs.vector.DiceVectorEnv": DiceVectorEnv,
@@ -57,6 +60,7 @@ DOCUMENTED_FIELDS = (
     baselines.Evaluation,
     baselines.Exploitability,
     baselines.Equilibrium,
+    baselines.ValueErrors,
     Reference,
     Game,
 )
@@ -139,19 +143,8 @@ def test_attribute_entries_reads_one_name_per_entry():
 
 
 def test_every_game_page_is_in_the_site_navigation():
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
-
-    def pages(node):
-        if isinstance(node, str):
-            yield node
-        elif isinstance(node, list):
-            for item in node:
-                yield from pages(item)
-        elif isinstance(node, dict):
-            for item in node.values():
-                yield from pages(item)
-
-    nav = set(pages(config["nav"]))
+    docs_check = docs_check_module()
+    nav = set(docs_check.nav_pages(docs_check.read_config(ROOT / "mkdocs.yml")["nav"]))
     missing = [f"games/{entry.slug}.md" for entry in GAMES.values()]
     missing = [page for page in missing if page not in nav]
     assert not missing, f"game pages not in mkdocs.yml's nav: {missing}"

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from repository import docs_check_module
 
-_PATH = Path(__file__).resolve().parent.parent / "tools" / "docs_check.py"
-_SPEC = importlib.util.spec_from_file_location("docs_check", _PATH)
-docs_check = importlib.util.module_from_spec(_SPEC)
-sys.modules["docs_check"] = docs_check
-_SPEC.loader.exec_module(docs_check)
+docs_check = docs_check_module()
 
 PAGE = "http://127.0.0.1:8000/games/pig/"
 

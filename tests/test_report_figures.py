@@ -4,7 +4,7 @@ Thousand's configurations summed with the rest."""
 import numpy as np
 import pytest
 
-from training.plots import episodes_to_resolve, plot_losses, plot_monte_carlo
+from training.plots import episodes_to_resolve, plot_losses, plot_monte_carlo, plot_value_errors
 
 
 def test_episodes_to_resolve_a_gap():
@@ -80,3 +80,30 @@ def test_round_off_gaps_read_as_zero():
     assert _mean_gap_text(tied) == "0, every seed optimal up to round-off"
     real = [{"relative_gap": 4e-6, "gap": 2.4e-6}, {"relative_gap": 0.0, "gap": 0.0}]
     assert _mean_gap_text(real) == "1.2e-06"
+
+
+def test_the_value_error_figure_draws_each_agents_median_over_seeds(tmp_path, monkeypatch):
+    """Per agent, the median over seeds of the visit-weighted absolute and signed errors."""
+    import matplotlib.axes
+
+    drawn = []
+    original = matplotlib.axes.Axes.plot
+
+    def record(self, x, y, *args, **kwargs):
+        drawn.append((kwargs.get("label"), np.asarray(y, dtype=float)))
+        return original(self, x, y, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "plot", record)
+
+    def run(errors):
+        curve = [{"steps": 100 * i, "value_error": -e, "value_abs_error": e}
+                 for i, e in enumerate(errors)]  # fmt: skip
+        return {"curve": curve}
+
+    seeds = [run([3.0, 2.0, 1.0]), run([5.0, 1.0, 0.5]), run([10.0, 3.0, 0.0])]
+    plot_value_errors("Game-v0", "quick", {"Q-learning": seeds}, tmp_path / "v.png")
+    assert (tmp_path / "v.png").stat().st_size > 0
+    absolute, signed = drawn[0][1], drawn[1][1]
+    assert drawn[0][0] == "Q-learning: median of 3 seeds"
+    np.testing.assert_allclose(absolute, [5.0, 2.0, 0.5])
+    np.testing.assert_allclose(signed, [-5.0, -2.0, -0.5])

@@ -214,6 +214,11 @@ def test_the_code_fingerprint_follows_the_code_and_not_where_it_is_installed(tmp
     module.write_text(text)
     (roots["baselines"] / "new_module.py").write_text("def f():\n    return 2\n")
     assert source_fingerprint(roots) != code_fingerprint()
+    (roots["baselines"] / "new_module.py").unlink()
+    # The modules no run executes (the report, its figures, the command line) do not count.
+    report = roots["training"] / "report.py"
+    report.write_text(report.read_text() + "\nEXTRA = 1\n")
+    assert source_fingerprint(roots) == code_fingerprint()
 
 
 def test_a_code_change_is_another_run_and_the_stale_one_is_not_read_back(tmp_path, monkeypatch):
@@ -318,11 +323,12 @@ def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_pa
     runs, out = tmp_path / "runs", tmp_path / "out"
     done = _sweep("--configs", configs, "--runs", runs, "--out", out)
     assert done.returncode == 0, done.stderr
-    figures = {"sum_avoid.png", "sum_avoid_losses.png", "monte_carlo.png"}
+    figures = {"sum_avoid.png", "sum_avoid_losses.png", "sum_avoid_values.png", "monte_carlo.png"}
     assert figures <= {p.name for p in out.iterdir()}
     report = (out / "report.md").read_text()
     assert "PPO, 2 seeds, stochastic policy" in report
     assert "(sum_avoid_losses.png)" in report and "(monte_carlo.png)" in report
+    assert "(sum_avoid_values.png)" in report
     mdp, optimum = baselines.enumerated("dice_envs/SumAvoid-v0", N=10)
     from stable_baselines3 import PPO
 

@@ -55,11 +55,35 @@ def test_training_stops_at_the_target_gap(tmp_path):
     assert sampled.evaluations[0][1].probabilities is not None
 
 
+def test_the_callback_holds_the_critic_against_its_policys_exact_value(tmp_path):
+    """PPO's critic, at every evaluation, against the exact value of the policy it acts with
+    (its action distribution) under the model's gamma: the same numbers as value_errors on
+    the model, logged as exact/critic_*; off with critic_errors=False."""
+    env_id, kwargs = GAME
+    model = _model(tmp_path)
+    callback = ExactGapCallback(env_id, eval_freq=64, **kwargs)
+    model.learn(128, callback=callback)
+    assert [steps for steps, _ in callback.critic_evaluations] == [64, 128]
+    rows = list(csv.DictReader((tmp_path / "progress.csv").open()))
+    logged = [float(row["exact/critic_error"]) for row in rows if row.get("exact/critic_error")]
+    assert logged == pytest.approx([e.mean_error for _, e in callback.critic_evaluations])
+    callback.evaluate_now()  # the model as it is now, after the last update
+    now = baselines.value_errors(model, env_id, gamma=model.gamma, **kwargs)
+    assert callback.critic_evaluations[-1][1].mean_abs_error == pytest.approx(now.mean_abs_error)
+    assert now.mean_abs_error > 0 and now.gamma == model.gamma == 0.99
+    quiet = ExactGapCallback(env_id, eval_freq=64, critic_errors=False, **kwargs)
+    quiet.init_callback(model)
+    quiet.evaluate_now()
+    assert quiet.critic_evaluations == [] and len(quiet.evaluations) == 1
+
+
 def test_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="eval_freq must be an integer >= 1"):
         ExactGapCallback("dice_envs/SumAvoid-v0", eval_freq=0)
     with pytest.raises(ValueError, match="stop_at_gap must be a number >= 0"):
         ExactGapCallback("dice_envs/SumAvoid-v0", stop_at_gap=-1.0)
+    with pytest.raises(ValueError, match="critic_errors must be True or False"):
+        ExactGapCallback("dice_envs/SumAvoid-v0", critic_errors="yes")
 
 
 def test_the_rl_zoo_hyperparameter_file_builds_the_callback():

@@ -21,8 +21,9 @@ Hyperparameters resolve to plain data (numbers, strings, lists, dicts), never to
 objects:
 
 - Q-learning: `gamma` and `initial_q` floats; `epsilon` a dict {start, end, fraction};
-  `learning_rate` that dict or {power}. A number, `{schedule: constant, value: X}` and
-  `{schedule: linear, start, end, fraction}` all resolve to {start, end, fraction}.
+  `learning_rate` that dict, {power} or {power, offset}. A number,
+  `{schedule: constant, value: X}` and `{schedule: linear, start, end, fraction}` all resolve
+  to {start, end, fraction}.
 - PPO: only the keys of `PPO_CHECKS`, plus the defaults of `PPO_DEFAULTS`; SB3's defaults
   apply to the keys not given. `learning_rate` and `clip_range` resolve to a float (a number
   or `{schedule: constant, value: X}`) or to {"schedule": "linear", "start", "end",
@@ -475,12 +476,8 @@ def _check_qlearning(hyperparams: dict, where: str) -> dict[str, Any]:
     # 1: one env, stepped by the scalar learner; more: the native vector env, batched updates.
     resolved["n_envs"] = _integer(hyperparams.get("n_envs", QLEARNING_N_ENVS), f"{where}.n_envs", 1)
     rate = hyperparams.get("learning_rate", 0.1)
-    if isinstance(rate, dict) and "power" in rate:
-        _no_unknown(rate, {"power"}, f"{where}.learning_rate")
-        power: Bound = ("in (0.5, 1]", lambda x: 0.5 < x <= 1)
-        resolved["learning_rate"] = {
-            "power": _number(rate["power"], f"{where}.learning_rate.power", power)
-        }
+    if isinstance(rate, dict) and ("power" in rate or "offset" in rate):
+        resolved["learning_rate"] = _visit_rate(rate, f"{where}.learning_rate")
     for key, default in (("learning_rate", 0.1), ("epsilon", 0.1)):
         if key in resolved:
             continue
@@ -488,6 +485,19 @@ def _check_qlearning(hyperparams: dict, where: str) -> dict[str, Any]:
         if isinstance(schedule, float):
             schedule = {"start": schedule, "end": schedule, "fraction": 1.0}
         resolved[key] = schedule
+    return resolved
+
+
+def _visit_rate(rate: dict, where: str) -> dict[str, float]:
+    """{power, offset}: the step size (offset / (offset + n - 1))**power of a pair's n-th visit;
+    power in (0.5, 1] (the Robbins-Monro conditions), offset >= 1 (1: 1 / n**power). The
+    offset is kept only where given, so the identity of a run without it stays."""
+    _no_unknown(rate, {"power", "offset"}, where)
+    power: Bound = ("in (0.5, 1]", lambda x: 0.5 < x <= 1)
+    at_least_one: Bound = (">= 1", lambda x: x >= 1)
+    resolved = {"power": _number(_missing(rate, "power", where), f"{where}.power", power)}
+    if "offset" in rate:
+        resolved["offset"] = _number(rate["offset"], f"{where}.offset", at_least_one)
     return resolved
 
 

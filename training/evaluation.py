@@ -63,6 +63,38 @@ class ExactScorer:
         keys = ("value", "gap", "relative_gap", "agreement")
         return {f"stochastic_{key}": getattr(evaluation, key) for key in keys}
 
+    def value_errors(
+        self, agent: Any, gamma: float, plays: np.ndarray | None = None
+    ) -> dict[str, float]:
+        """The agent's own value estimates against the exact ones (`baselines.value_errors`):
+        a Q-learner's table against Q*, a PPO critic against the exact value of the policy it
+        plays (its action distribution), under the run's `gamma`; visit-weighted mean error
+        (> 0 optimistic), mean absolute error and the share of visits where the error changes
+        the greedy action. Empty for an agent with neither. `plays`: the PPO agent's action
+        probabilities per state of the tables, where the caller has them already."""
+        if hasattr(agent, "q_table"):
+            errors = baselines.value_errors(
+                agent.q_table(), self.env_id, gamma=gamma, **self.env_kwargs
+            )
+        elif hasattr(agent, "critic_values"):
+            nvec = tuple(self.mdp.model.observation_nvec)
+            rows = tuple(self.mdp.observation_array.T)
+            critic = np.zeros(nvec)
+            critic[rows] = agent.critic_values(self.mdp)
+            actions = self.mdp.model.num_actions
+            policy = np.full(nvec + (actions,), 1.0 / actions)  # unreached cells: never read
+            policy[rows] = agent.probabilities(self.mdp) if plays is None else plays
+            errors = baselines.value_errors(
+                critic, self.env_id, policy=policy, gamma=gamma, **self.env_kwargs
+            )
+        else:
+            return {}
+        return {
+            "value_error": errors.mean_error,
+            "value_abs_error": errors.mean_abs_error,
+            "value_changed_share": errors.changed_share,
+        }
+
     def monte_carlo(self, actions: np.ndarray) -> tuple[float, float]:
         """Mean return (and its standard error) of `episodes` episodes; every call plays the
         same dice (the run's evaluation stream from its start), so points compare."""

@@ -40,6 +40,18 @@ def _curves(results: list[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
     return steps, np.array([[p[key] for p in r["curve"][:length]] for r in results])
 
 
+def _median_and_band(ax, steps: np.ndarray, values: np.ndarray, marker: str, label: str):
+    """The median over seeds (rows of `values`) as a line, its min..max as a band; the line."""
+    line = ax.plot(
+        steps, np.median(values, axis=0), marker=marker, ms=4,
+        markevery=max(1, len(steps) // 12), label=f"{label}: median of {len(values)} seeds",
+    )[0]  # fmt: skip
+    ax.fill_between(
+        steps, values.min(axis=0), values.max(axis=0), alpha=0.15, color=line.get_color()
+    )
+    return line
+
+
 def plot_training(
     title: str,
     budget: str,
@@ -56,13 +68,7 @@ def plot_training(
             steps, values = _curves(results, key)
             values = np.maximum(values * scale, 0.0)  # round-off gaps of -1e-16 are 0
             every = max(1, len(steps) // 12)
-            line = ax.plot(
-                steps, np.median(values, axis=0), marker=marker, ms=4, markevery=every,
-                label=f"{label} (greedy): median of {len(results)} seeds",
-            )[0]  # fmt: skip
-            ax.fill_between(
-                steps, values.min(axis=0), values.max(axis=0), alpha=0.15, color=line.get_color()
-            )
+            line = _median_and_band(ax, steps, values, marker, f"{label} (greedy)")
             stochastic = f"stochastic_{key}"
             if stochastic in results[0]["curve"][-1]:
                 steps, values = _curves(results, stochastic)
@@ -107,6 +113,41 @@ def plot_training(
     handles, labels = gap_ax.get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.suptitle(f"{title}, {budget} budget (band: min..max over seeds)", fontsize=10)
+    rows = (len(labels) + 1) // 2
+    fig.tight_layout(rect=(0, 0.035 * rows + 0.01, 1, 1))
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_value_errors(title: str, budget: str, series: dict[str, list[dict]], path: Path) -> None:
+    """The learners' own value estimates against the exact ones over training: the
+    visit-weighted mean absolute error (left) and mean signed error (right: above 0 the
+    estimates are optimistic where the agent goes), per agent the median over seeds with a
+    min..max band; both on symlog axes, in the game's reward units."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    for marker, (label, results) in zip(MARKERS, series.items(), strict=False):
+        for key, ax in (("value_abs_error", axes[0]), ("value_error", axes[1])):
+            steps, values = _curves(results, key)
+            _median_and_band(ax, steps, values, marker, label)
+    for ax, what, heading in (
+        (axes[0], "mean |estimate - exact value|", "mean absolute error"),
+        (axes[1], "mean (estimate - exact value)", "mean error (> 0: optimistic)"),
+    ):
+        ys = np.concatenate([np.abs(line.get_ydata()) for line in ax.get_lines()] + [[1e-12]])
+        linear = max(float(np.max(ys)) * 1e-3, 1e-12)
+        ax.set_yscale("symlog", linthresh=linear, linscale=0.5)
+        ax.set(xlabel="environment steps", ylabel=f"{what}\n(the game's reward units)")
+        ax.set_title(f"{heading}, visit-weighted (symlog, linear below {linear:.2g})", fontsize=9)
+        ax.xaxis.set_major_formatter(steps_formatter())
+        ax.grid(alpha=0.3)
+    axes[1].axhline(0.0, color="black", lw=0.8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.suptitle(
+        f"{title}, {budget} budget: the learner's own values against the exact ones "
+        "(Q-learning: Q against Q*; PPO: critic against its policy's value)",
+        fontsize=10,
+    )
     rows = (len(labels) + 1) // 2
     fig.tight_layout(rect=(0, 0.035 * rows + 0.01, 1, 1))
     fig.savefig(path, dpi=100)

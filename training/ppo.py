@@ -249,6 +249,21 @@ class PPOAgent:
     def predictor(self) -> Predictor:
         return Predictor(self.model, self.scale, self.masked)
 
+    def critic_values(self, mdp) -> np.ndarray:
+        """The critic's V at every state of `mdp`, in the game's reward units (the training
+        reward is scaled by `reward_scale`, so the critic's raw outputs are divided by it)."""
+        observations = np.asarray(mdp.observation_array)
+        if self.scale is not None:
+            observations = observations.astype(np.float32) / self.scale
+        elif isinstance(self.model.observation_space, spaces.Discrete):
+            observations = observations[:, 0]  # one number per observation
+        policy, values = self.model.policy, []
+        with torch.no_grad():
+            for start in range(0, len(observations), 65_536):
+                batch, _ = policy.obs_to_tensor(observations[start : start + 65_536])
+                values.append(policy.predict_values(batch).numpy().reshape(-1))
+        return np.concatenate(values) / self.config["hyperparams"]["reward_scale"]
+
     def probabilities(self, mdp) -> np.ndarray:
         """The action probabilities the policy plays (not its greedy action) in every state of
         `mdp`, read from its action distribution, masked as it was trained."""

@@ -2,8 +2,15 @@
 
 Epsilon-greedy over the legal actions (`info["action_mask"]`, taken to depend on the
 observation only, as in every dice_envs game); a linear schedule for epsilon; for the learning
-rate either a linear schedule or 1 / n(s, a)**power, with n(s, a) the visits of the pair (a
-sample average for power 1; rarely visited pairs still learn fast). All randomness comes from
+rate either a linear schedule or (offset / (offset + n(s, a) - 1))**power, with n(s, a) the
+visits of the pair: 1 / n**power for offset 1 (a sample average for power 1; rarely visited
+pairs still learn fast), the generalized harmonic step size for power 1 and a larger offset
+(W. B. Powell, Approximate Dynamic Programming, 2nd ed., 2011). Both satisfy the
+Robbins-Monro conditions for power in (0.5, 1]. The offset matters where values are
+bootstrapped through long episodes (the solitaire Pig games: about 50 steps to the goal,
+undiscounted): with 1 / n**power the step size of the often-visited early states falls faster
+than the values behind them settle, so their estimates trail their targets and stay near
+`initial_q` (the training guide gives the numbers). All randomness comes from
 the run's streams (training/streams.py): exploration draws from one, the env's dice from
 another. The same seed gives the same Q table bit for bit, resumed or not.
 
@@ -31,6 +38,13 @@ def linear(schedule: dict[str, float], progress: float) -> float:
     """`start` to `end` over the first `fraction` of training, then `end`."""
     done = min(1.0, progress / schedule["fraction"])
     return schedule["start"] + (schedule["end"] - schedule["start"]) * done
+
+
+def visit_rate(visits, power: float, offset: float):
+    """The step size of a pair's `visits`-th update: (offset / (offset + visits - 1))**power."""
+    if offset == 1.0:
+        return visits**-power  # the same floats as before the offset existed
+    return (offset / (offset + visits - 1.0)) ** power
 
 
 def observation_sizes(space: gym.Space) -> tuple[int, ...]:
@@ -85,7 +99,7 @@ class QLearning:
         q, rng, env = self.q, self.rng.random, self.env
         gamma = self.hyperparams["gamma"]
         eps_schedule, lr_schedule = self.hyperparams["epsilon"], self.hyperparams["learning_rate"]
-        power = lr_schedule.get("power")
+        power, offset = lr_schedule.get("power"), float(lr_schedule.get("offset", 1.0))
         visits = self.visits
         total = self.timesteps
         obs, info = self.obs, self.info
@@ -111,7 +125,7 @@ class QLearning:
             else:
                 counts = visits[state]
                 counts[action] += 1
-                rate = counts[action] ** -power
+                rate = visit_rate(counts[action], power, offset)
             row[action] += rate * (target - row[action])
             if terminated or truncated:
                 obs, info = env.reset()
@@ -163,9 +177,10 @@ class VectorQLearning(QLearning):
     The env must reset copies in the same step (`autoreset_mode="SameStep"`): a finished copy's
     next observation is then its new episode's start, and its end is read from the infos.
     A batch is one synchronous update: the k copies that took the same (state, action) give
-    their mean target, applied as k updates would apply it. With the visit-count rate and
-    power 1 that is exactly the sample average; with a power p < 1 the rate is
-    min(1, k * n**-p) (n the visits after the batch); with a linear rate r, 1 - (1 - r)**k.
+    their mean target, applied as k updates would apply it. With the visit-count rate,
+    power 1 and offset 1 that is exactly the sample average; otherwise the rate is
+    min(1, k * r(n)) (r the visit rate, n the visits after the batch); with a linear rate r,
+    1 - (1 - r)**k.
     Exploration draws from the run's exploration stream, the dice from the batch's one stream.
     """
 
@@ -220,6 +235,7 @@ class VectorQLearning(QLearning):
         eps_schedule, lr_schedule = self.hyperparams["epsilon"], self.hyperparams["learning_rate"]
         power = lr_schedule.get("power")
         power = None if power is None else float(power)
+        offset = float(lr_schedule.get("offset", 1.0))
         state, mask = self._rows(self.obs), self.mask
         while self.step < until:
             progress = self.step / self.timesteps
@@ -254,7 +270,7 @@ class VectorQLearning(QLearning):
                 rates = 1.0 - (1.0 - linear(lr_schedule, progress)) ** counts
             else:
                 visits[rows, cols] += counts
-                rates = np.minimum(1.0, counts * visits[rows, cols] ** -power)
+                rates = np.minimum(1.0, counts * visit_rate(visits[rows, cols], power, offset))
             q[rows, cols] += rates * (mean_targets - q[rows, cols])
             state, mask = next_state, next_mask
             self.obs, self.mask = obs, mask

@@ -38,6 +38,7 @@ from training.plots import (
     plot_losses,
     plot_monte_carlo,
     plot_training,
+    plot_value_errors,
     steps_formatter,
 )
 from training.runs import (
@@ -371,6 +372,8 @@ def _page_text(report: Report, paths: list[Path], pages: Path) -> str:
     for game, members in report.by_game.items():
         if set(members) <= set(paths):
             shown = [(f"{game}.png", "gap and agreement")]
+            if game in report.valued:
+                shown.append((f"{game}_values.png", "the learners' value errors"))
             if game in report.drawn:
                 shown.append((f"{game}_losses.png", "where the gap is lost"))
             for name, what in shown:
@@ -565,6 +568,7 @@ class Report:
     by_game: dict[str, dict[Path, list[dict]]]  # figure name stem -> its configs' results
     titles: dict[str, str]  # figure name stem -> title
     drawn: set[str]  # the stems with a loss figure
+    valued: set[str]  # the stems with a value-error figure
     exploit_figures: dict[str, tuple[set[Path], str]]  # stem -> (its configs, its title)
     description: str
     table: str
@@ -616,10 +620,11 @@ def _slug(name: str, kwargs: dict[str, Any]) -> str:
     return "_".join([name, *(f"{k}{v}" for k, v in kwargs.items())])
 
 
-def _gap_figures(groups, by_game, budget: str, out: Path) -> dict[str, str]:
-    """Draw `out`/<stem>.png (relative gap and agreement against steps) per figure group;
-    return the titles by stem."""
-    titles = {}
+def _gap_figures(groups, by_game, budget: str, out: Path) -> tuple[dict[str, str], set[str]]:
+    """Draw `out`/<stem>.png (relative gap and agreement against steps) per figure group,
+    and `out`/<stem>_values.png (the learners' value errors) where every run recorded them;
+    return the titles by stem and the stems with a value-error figure."""
+    titles, valued = {}, set()
     for game, paths in by_game.items():
         config = groups[next(iter(paths))]["config"]
         titles[game] = _game_title(config)
@@ -629,7 +634,10 @@ def _gap_figures(groups, by_game, budget: str, out: Path) -> dict[str, str]:
         }
         series = {_label(path, results[0]): results for path, results in paths.items()}
         plot_training(titles[game], budget, series, references, out / f"{game}.png")
-    return titles
+        if all("value_abs_error" in r["curve"][-1] for rs in paths.values() for r in rs):
+            plot_value_errors(titles[game], budget, series, out / f"{game}_values.png")
+            valued.add(game)
+    return titles, valued
 
 
 EXPLOITABILITY_TEXT = (
@@ -720,12 +728,17 @@ def timing_text(groups: dict[Path, dict[str, Any]], where: str, sweeps: list[str
 
 
 def gap_plots(report: Report, stems=None) -> str:
-    """Markdown links to the gap figures (of `stems`, default all), relative to the report."""
-    return "\n".join(
-        f"![{report.titles[game]}: relative gap and agreement against steps]({game}.png)"
-        for game in report.by_game
-        if stems is None or game in stems
-    )
+    """Markdown links to the gap figures (of `stems`, default all), each followed by its
+    value-error figure where there is one, relative to the report."""
+    lines = []
+    for game in report.by_game:
+        if stems is not None and game not in stems:
+            continue
+        title = report.titles[game]
+        lines.append(f"![{title}: relative gap and agreement against steps]({game}.png)")
+        if game in report.valued:
+            lines.append(f"![{title}: the learners' value errors against steps]({game}_values.png)")
+    return "\n".join(lines)
 
 
 def make_report(
@@ -741,7 +754,7 @@ def make_report(
     groups = collect(configs, budget, runs, games)
     out.mkdir(parents=True, exist_ok=True)
     by_game = figure_groups(groups)
-    titles = _gap_figures(groups, by_game, budget, out)
+    titles, valued = _gap_figures(groups, by_game, budget, out)
     losses, drawn = _loss_figures(groups, by_game, titles, budget, out)
     exploitability, exploit_figures = _exploitability_figures(groups, budget, out)
     report = Report(
@@ -751,6 +764,7 @@ def make_report(
         by_game=by_game,
         titles=titles,
         drawn=drawn,
+        valued=valued,
         exploit_figures=exploit_figures,
         description=describe(groups, budget, reproduce),
         table=results_table(groups) + "\n\n" + best_agents(groups),

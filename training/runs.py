@@ -55,6 +55,17 @@ PACKAGE = "dice-envs"
 # The packages whose code a run's result depends on (the environments, the exact evaluation,
 # the learners), fingerprinted into every run's identity.
 CODE_PACKAGES = ("dice_envs", "baselines", "training")
+# Modules no run executes: they read finished runs (the report and its figures, the pages) or
+# talk to a person (the command line, play). An edit there leaves every stored run current.
+NOT_RUN = frozenset(
+    {
+        "training/report.py",
+        "training/plots.py",
+        "training/cli.py",
+        "training/play.py",
+        "baselines/game_pages.py",
+    }
+)
 
 
 class RunStoreError(RuntimeError):
@@ -91,7 +102,8 @@ def code_fingerprint() -> str:
 def source_fingerprint(roots: dict[str, Path]) -> str:
     """sha256 over every module under each root (`name` -> folder): its path relative to the
     root and its code with docstrings, comments and layout taken out (`normalised_source`), so
-    that only an edit of what runs gives another fingerprint."""
+    that only an edit of what runs gives another fingerprint; the modules of `NOT_RUN` are
+    left out."""
     digest = hashlib.sha256()
     for name in sorted(roots):
         root = roots[name]
@@ -99,6 +111,8 @@ def source_fingerprint(roots: dict[str, Path]) -> str:
             if "__pycache__" in path.parts:
                 continue
             relative = f"{name}/{path.relative_to(root).as_posix()}"
+            if relative in NOT_RUN:
+                continue
             digest.update(f"{relative}\0{normalised_source(path.read_text())}\0".encode())
     return digest.hexdigest()[:16]
 

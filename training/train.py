@@ -260,8 +260,12 @@ class _Session:
         agent, scorer, config = self.agent, self.scorer, self.config
         start = time.perf_counter()
         point = scorer.score(_greedy(agent, scorer))
-        if hasattr(agent, "probabilities"):
-            point.update(scorer.score_stochastic(agent.probabilities(scorer.mdp)))
+        plays = agent.probabilities(scorer.mdp) if hasattr(agent, "probabilities") else None
+        if plays is not None:
+            point.update(scorer.score_stochastic(plays))
+        if config.get("selfplay") is None:  # the agent's values are those of the env's game
+            gamma = config["hyperparams"].get("gamma", 1.0)
+            point.update(scorer.value_errors(agent, gamma, plays))
         if config["evaluation"].get("exploitability"):
             point["exploitability"] = scorer.exploitability(_grid_policy(agent, scorer))
             if hasattr(agent, "grid_probabilities") and getattr(scorer.game, "simultaneous", 0):
