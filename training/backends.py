@@ -10,9 +10,13 @@ Both stream progress messages to the sweep: ("start" | "steps", index, steps),
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import multiprocessing
+import os
 import queue
+import shutil
 import signal
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -21,10 +25,12 @@ from typing import Any
 from training.runs import (
     RunStoreError,
     atomic_write_bytes,
+    check_identity,
     ctrl_c_deferred,
     locked,
     remove_partial_files,
     run_dir,
+    run_identity,
 )
 
 # Progress messages are throttled to this many seconds apart per run.
@@ -83,6 +89,12 @@ def write_shipped(directory: Path, files: dict[str, bytes], final: bool) -> None
     """Write shipped `files` into the run folder `directory`, each atomically, in the order a
     run writes them; `final` (a finished run's files) also removes the files it lacks (the
     checkpoint that a finished run drops)."""
+    for name in files:
+        if not isinstance(name, str) or not name or name.startswith(".") or "/" in name:
+            raise ValueError(
+                f"files: names must be plain file names of a run folder (no '/', no leading "
+                f"'.'), got {name!r}"
+            )
     order = [name for name in sorted(files) if name not in _WRITTEN_LAST]
     order += [name for name in _WRITTEN_LAST if name in files]
     with ctrl_c_deferred():
@@ -175,6 +187,45 @@ class LocalBackend:
             process.join(timeout=STOP_GRACE_SECONDS)
 
 
+# A Ray task's temporary store on its node: `<TMPDIR>/<TASK_STORE>*`, locked by its task
+# through the file TASK_LOCK in it while the task lives.
+TASK_STORE, TASK_LOCK = "dice-envs-run-", ".task.lock"
+_NEW_TASK_STORE = "dice-envs-new-"  # the name a store has until its task holds its lock
+
+
+@contextlib.contextmanager
+def _task_store():
+    """A temporary store for one Ray task, removed when the task ends. The stores that tasks
+    killed on this node left (a lost worker cannot remove its own) are removed first: a store
+    whose lock nobody holds. A store is made under another name, locked, then renamed, so no
+    task ever sees a store of a live task unlocked."""
+    _remove_abandoned_task_stores()
+    fresh = tempfile.mkdtemp(prefix=_NEW_TASK_STORE)
+    with open(os.path.join(fresh, TASK_LOCK), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        parent, name = os.path.split(fresh)
+        store = os.path.join(parent, TASK_STORE + name.removeprefix(_NEW_TASK_STORE))
+        os.rename(fresh, store)
+        try:
+            yield store
+        finally:
+            shutil.rmtree(store, ignore_errors=True)
+
+
+def _remove_abandoned_task_stores() -> None:
+    for store in Path(tempfile.gettempdir()).glob(TASK_STORE + "*"):
+        try:
+            lock = open(store / TASK_LOCK, "r+")  # noqa: SIM115 (held while removing)
+        except OSError:  # not a task store (nor being made: those have another name)
+            continue
+        with lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # its task is alive
+                continue
+            shutil.rmtree(store, ignore_errors=True)
+
+
 def _ray_run(
     config: dict, seed: int, folder: str, files: dict[str, bytes], index: int, channel
 ) -> tuple[dict, dict[str, bytes]]:
@@ -182,11 +233,9 @@ def _ray_run(
     `files` of it (a checkpoint to resume from, or none), its files shipped at every checkpoint
     through `channel`; return (result, the finished run's files, or {} if only read back).
     `folder` is the run's folder in the sweep's store, relative to the store."""
-    import tempfile
-
     from training.train import READ_BACK, run
 
-    with tempfile.TemporaryDirectory(prefix="dice-envs-run-") as store:
+    with _task_store() as store:
         directory = run_dir(store, config, seed)
         if directory.relative_to(store).as_posix() != folder:
             raise RunStoreError(
@@ -217,6 +266,10 @@ class RayBackend:
     name = "ray"
 
     def __init__(self, address: str | None, workers: int) -> None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+        if address is not None and (not isinstance(address, str) or not address):
+            raise ValueError(f"address must be a Ray address (host:port) or None, got {address!r}")
         import ray
         from ray.util.queue import Queue
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -245,7 +298,10 @@ class RayBackend:
             lock = contextlib.ExitStack()
             try:
                 lock.enter_context(locked(directory))
+                # Here, so that a refusal names the sweep's folder, not the task's.
+                check_identity(directory, run_identity(config, seed))
             except RunStoreError as error:
+                lock.close()
                 self.refused.append(("failed", index, str(error)))
                 continue
             self.locks[index], self.folders[index] = lock, directory
@@ -259,8 +315,18 @@ class RayBackend:
         ready, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=timeout)
         # Everything a task put on the channel is there once the task has returned.
         items += self._drain()
-        for ref in ready:
-            index = self.pending.pop(ref)
+        items += self._collect(ready)
+        # Progress sent before a run finished comes before its "done".
+        items.sort(key=lambda item: item[0] in ("done", "failed"))
+        return items
+
+    def _collect(self, refs: list) -> list[tuple]:
+        """The "done" or "failed" messages of the ended tasks `refs`: a finished run's files
+        are written into the store, and the run's lock released. A task stays pending until
+        then, so a Ctrl-C meanwhile leaves it to `stop`, which writes it too."""
+        items = []
+        for ref in refs:
+            index = self.pending[ref]
             try:
                 result, files = self.ray.get(ref)
             except Exception as error:  # a RayTaskError carries the worker's traceback
@@ -268,9 +334,8 @@ class RayBackend:
             else:
                 write_shipped(self.folders[index], files, final=True)
                 items.append(("done", index, {**result, "run_dir": str(self.folders[index])}))
+            del self.pending[ref]
             self.locks.pop(index).close()
-        # Progress sent before a run finished comes before its "done".
-        items.sort(key=lambda item: item[0] in ("done", "failed"))
         return items
 
     def _drain(self) -> list[tuple]:
@@ -293,8 +358,15 @@ class RayBackend:
             _, refs = self.ray.wait(refs, num_returns=len(refs), timeout=0.2)
         for ref in refs:
             self.ray.cancel(ref, force=True)
-        with contextlib.suppress(Exception):  # keep the checkpoints shipped meanwhile
+        # Keep the checkpoints shipped meanwhile, and the runs that finished before the
+        # cancel reached them (or before a poll saw them).
+        with contextlib.suppress(Exception):
             self._drain()
+            if self.pending:
+                ended, _ = self.ray.wait(
+                    list(self.pending), num_returns=len(self.pending), timeout=0
+                )
+                self._collect(ended)
         self.close()
 
     def close(self) -> None:
