@@ -1,7 +1,10 @@
-"""The Ray paths: a sweep on a two-node Ray cluster whose worker node cannot see the sweep's run
-store gives the local backend's files and report byte for byte, and a run whose worker dies
-resumes from its last shipped checkpoint; Ray Tune searches hyperparameters on the exact gap;
-Ctrl-C stops a Ray sweep."""
+"""The Ray paths. On a local Ray: a task ships its run into the sweep's store while the sweep
+holds the run's lock, a killed task's run resumes from its last shipped checkpoint, a stop
+keeps a run that had finished, and no task store is left on the node; Ray Tune searches
+hyperparameters on the exact gap. Marked `verify` (`make verify`, not in the default run): a
+sweep on a two-node Ray cluster whose worker node cannot see the sweep's run store gives the
+local backend's files and report, and a run whose worker dies there resumes from its last
+shipped checkpoint; Ctrl-C stops a Ray sweep."""
 
 import base64
 import json
@@ -22,7 +25,7 @@ from types import SimpleNamespace
 import pytest
 from training_helpers import write_configs
 
-from training.runs import planned_runs, run_dir
+from training.runs import RunStoreError, locked, planned_runs, run_dir
 from training.sweep import main as sweep_main
 from training.tune import main as tune_main
 
@@ -111,13 +114,27 @@ def cluster():
             env = {**os.environ, "TMPDIR": str(worker_tmp)}
             nodes.append(_start_node(worker, base / "worker.log", worker_tmp, env))
             address = f"127.0.0.1:{port}"
-            _check_cluster(address, driver, worker_tmp, hidden, nodes)
-            yield SimpleNamespace(address=address, driver=driver, hidden=hidden)
+            try:
+                _check_cluster(address, driver, worker_tmp, hidden, nodes)
+            except AssertionError as error:
+                raise AssertionError(f"{error}\n{_log_tails(base)}") from None
+            yield SimpleNamespace(
+                address=address, driver=driver, hidden=hidden, worker_tmp=worker_tmp
+            )
     finally:
         for node in reversed(nodes):
             _stop_node(node)
         _reread_ray_auth()  # the environment as it was: a local Ray picks its own mode again
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _log_tails(base: Path, lines: int = 30) -> str:
+    """The last lines of the nodes' logs, to say why a cluster did not start."""
+    tails = []
+    for log in (base / "head.log", base / "worker.log"):
+        text = log.read_text(errors="replace").splitlines()[-lines:] if log.exists() else []
+        tails.append(f"--- {log.name}\n" + "\n".join(text))
+    return "\n".join(tails)
 
 
 def _reread_ray_auth() -> None:
@@ -224,6 +241,113 @@ def _results_part(report: str) -> str:
     return report.split("## Time")[0]
 
 
+def _task_stores(folder: Path) -> list[str]:
+    """The Ray tasks' temporary stores in `folder` (a node's TMPDIR)."""
+    return sorted(path.name for path in folder.glob("dice-envs-*"))
+
+
+def _killed_run_config() -> tuple[list, dict, int]:
+    """(tasks, config, seed) of one PPO run of 4 evaluation points after step 0, long enough to
+    kill after the first."""
+    entry = dict(ENTRIES["d20_rounds/ppo"], seeds=[0])
+    entry["budget"] = {"timesteps": 4096, "eval_every": 1024}
+    with tempfile.TemporaryDirectory() as folder:
+        tasks = planned_runs(write_configs(Path(folder), {"d20_rounds/ppo": entry}), "quick")
+    [(_, config, seed)] = tasks
+    return tasks, config, seed
+
+
+@pytest.fixture
+def local_ray(monkeypatch):
+    """A local Ray of one CPU whose tasks have a TMPDIR of their own (short: Ray puts its
+    sockets there too), to see what tasks leave in it; yields that folder."""
+    import ray
+
+    folder = Path(tempfile.mkdtemp(prefix="ray-tmp-", dir="/tmp"))
+    monkeypatch.setenv("TMPDIR", str(folder))
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        yield folder
+    finally:
+        ray.shutdown()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_ray_task_ships_its_run_and_a_killed_one_resumes_from_its_last_checkpoint(
+    local_ray, tmp_path
+):
+    from training.backends import RayBackend
+    from training.train import run
+
+    tasks, config, seed = _killed_run_config()
+    root = tmp_path / "runs"
+    directory = run_dir(root, config, seed)
+    checkpoint = directory / "checkpoint.pkl"
+    killed = RayBackend(None, 1)
+    killed.start([(0, config, seed, str(root))])
+    deadline = time.monotonic() + 120
+    while not checkpoint.exists() or pickle.loads(checkpoint.read_bytes())["step"] == 0:
+        kinds = [message[0] for message in killed.poll(timeout=0.05)]
+        assert "done" not in kinds and "failed" not in kinds, kinds
+        assert time.monotonic() < deadline
+        # The sweep holds the run's lock while its task trains elsewhere.
+        with pytest.raises(RunStoreError, match="being trained"), locked(directory):
+            pass
+    [task] = killed.pending
+    killed.ray.cancel(task, force=True)  # kills the worker process mid-run
+    ended = []
+    while killed.pending:
+        ended += [m[0] for m in killed.poll(timeout=0.05) if m[0] in ("done", "failed")]
+    killed.close()
+    assert ended == ["failed"]
+    shipped = pickle.loads(checkpoint.read_bytes())["step"]
+    assert 0 < shipped < 4096
+    assert sorted(p.name for p in directory.iterdir()) == [
+        "checkpoint.pkl", "config.yaml", "curve.json", "timing.json"
+    ]  # fmt: skip
+    assert len(_task_stores(local_ray)) == 1  # the killed task could not remove its store
+
+    # Again: the task resumes from the shipped checkpoint. A run beside it whose folder holds
+    # another run is refused, naming the sweep's folder. A stop (Ctrl-C) that comes after the
+    # task ended, before any poll saw it, keeps the finished run.
+    other = run_dir(root, config, seed + 1)
+    other.mkdir(parents=True)
+    (other / "config.yaml").write_text("another: run\n")
+    resumed = RayBackend(None, 1)
+    resumed.start([(0, config, seed, str(root)), (1, config, seed + 1, str(root))])
+    refused = [m for m in resumed.poll(timeout=0) if m[0] in ("done", "failed")]
+    assert [m[:2] for m in refused] == [("failed", 1)]
+    assert f"{other}/config.yaml describes another run" in refused[0][2]
+    [task] = resumed.pending
+    assert resumed.ray.wait([task], timeout=120)[0] == [task]
+    resumed.stop()
+    assert sorted(p.name for p in directory.iterdir()) == [
+        "actions.npy", "config.yaml", "curve.json", "policy.zip", "result.json", "timing.json"
+    ]  # fmt: skip
+    sessions = json.loads((directory / "timing.json").read_text())["sessions"]
+    assert [session["start_step"] for session in sessions] == [0, shipped]
+    assert _task_stores(local_ray) == []  # the next task on the node removed the killed one's
+    # Locally the same: stopped at that checkpoint, then resumed.
+    assert run(config, seed, tmp_path / "local", stop_after=shipped)["stopped_at"] == shipped
+    assert run(config, seed, tmp_path / "local")["resumed_at"] == shipped
+    shutil.rmtree(other)
+    assert_same_stores(tmp_path / "local", root)
+
+
+def test_bad_ray_backend_arguments_and_shipped_names_are_refused(tmp_path):
+    from training.backends import RayBackend, write_shipped
+
+    for workers in (0, True, 1.5):
+        with pytest.raises(ValueError, match="workers must be an int >= 1"):
+            RayBackend(None, workers)
+    with pytest.raises(ValueError, match="address must be a Ray address"):
+        RayBackend("", 1)
+    for name in ("../result.json", ".lock", "sub/curve.json", ""):
+        with pytest.raises(ValueError, match="files: names must be plain file names"):
+            write_shipped(tmp_path / "run", {"curve.json": b"[]", name: b"x"}, final=False)
+    assert not (tmp_path / "result.json").exists() and not (tmp_path / "run").exists()
+
+
 def test_tune_searches_on_the_exact_gap(tmp_path, capsys):
     configs = write_configs(tmp_path / "configs", ENTRIES)
     code = tune_main(
@@ -239,6 +363,7 @@ def test_tune_searches_on_the_exact_gap(tmp_path, capsys):
     assert len(list((tmp_path / "runs" / "sum_avoid" / "qlearning").iterdir())) == 3
 
 
+@pytest.mark.verify
 def test_ctrl_c_stops_a_ray_sweep_and_the_rerun_finishes(tmp_path):
     from training_helpers import ROOT, assert_complete_files, interrupt_sweep
 
@@ -267,6 +392,7 @@ def test_ctrl_c_stops_a_ray_sweep_and_the_rerun_finishes(tmp_path):
 
 
 # Last: the cluster (a module fixture) then runs alone, and stops when the module ends.
+@pytest.mark.verify
 def test_a_sweep_on_a_cluster_without_a_shared_disk_writes_what_a_local_sweep_writes(
     cluster, tmp_path
 ):
@@ -287,15 +413,13 @@ def test_a_sweep_on_a_cluster_without_a_shared_disk_writes_what_a_local_sweep_wr
     assert "Q-learning, 2 seeds" in reports[0] and "PPO, 2 seeds" in reports[0]
 
 
+@pytest.mark.verify
 def test_a_run_whose_worker_dies_resumes_from_its_last_shipped_checkpoint(cluster, tmp_path):
     from training.backends import RayBackend
     from training.sweep import sweep
     from training.train import RESUMED, run
 
-    entry = dict(ENTRIES["d20_rounds/ppo"], seeds=[0])
-    entry["budget"] = {"timesteps": 8192, "eval_every": 1024}
-    tasks = planned_runs(write_configs(tmp_path / "configs", {"d20_rounds/ppo": entry}), "quick")
-    [(_, config, seed)] = tasks
+    tasks, config, seed = _killed_run_config()
     root = cluster.driver / "killed" / "runs"
     checkpoint = run_dir(root, config, seed) / "checkpoint.pkl"
     backend = RayBackend(cluster.address, 1)
@@ -313,10 +437,12 @@ def test_a_run_whose_worker_dies_resumes_from_its_last_shipped_checkpoint(cluste
     finally:
         backend.close()
     shipped = pickle.loads(checkpoint.read_bytes())["step"]
-    assert 0 < shipped < 8192
+    assert 0 < shipped < 4096
     assert not (checkpoint.parent / "result.json").exists()
+    assert len(_task_stores(cluster.worker_tmp)) == 1  # the killed task could not remove it
     results, failures, _ = sweep(tasks, root, RayBackend(cluster.address, 1))
     assert failures == []
+    assert _task_stores(cluster.worker_tmp) == []  # the next task on the node removed it
     assert results[0]["status"] == RESUMED and results[0]["resumed_at"] == shipped
     assert results[0]["run_dir"] == str(checkpoint.parent)  # the sweep's folder, not the task's
     # Locally the same: stopped at that checkpoint, then resumed (SB3 records the step a
