@@ -277,7 +277,7 @@ def test_a_ray_task_ships_its_run_and_a_killed_one_resumes_from_its_last_checkpo
     local_ray, tmp_path
 ):
     from training.backends import RayBackend
-    from training.train import run
+    from training.train import READ_BACK, run
 
     tasks, config, seed = _killed_run_config()
     root = tmp_path / "runs"
@@ -327,6 +327,17 @@ def test_a_ray_task_ships_its_run_and_a_killed_one_resumes_from_its_last_checkpo
     sessions = json.loads((directory / "timing.json").read_text())["sessions"]
     assert [session["start_step"] for session in sessions] == [0, shipped]
     assert _task_stores(local_ray) == []  # the next task on the node removed the killed one's
+    # A task of a run the store holds finished (another sweep finished it meanwhile) reads it
+    # back and leaves its files as they are.
+    finished = {path.name: path.read_bytes() for path in directory.iterdir()}
+    again = RayBackend(None, 1)
+    again.start([(0, config, seed, str(root))])
+    ended = []
+    while again.pending:
+        ended += [m for m in again.poll(timeout=0.05) if m[0] in ("done", "failed")]
+    again.close()
+    assert [(kind, result["status"]) for kind, _, result in ended] == [("done", READ_BACK)]
+    assert {path.name: path.read_bytes() for path in directory.iterdir()} == finished
     # Locally the same: stopped at that checkpoint, then resumed.
     assert run(config, seed, tmp_path / "local", stop_after=shipped)["stopped_at"] == shipped
     assert run(config, seed, tmp_path / "local")["resumed_at"] == shipped

@@ -332,7 +332,8 @@ class RayBackend:
             except Exception as error:  # a RayTaskError carries the worker's traceback
                 items.append(("failed", index, str(error)))
             else:
-                write_shipped(self.folders[index], files, final=True)
+                if files:  # none when the task only read back a run the store already held
+                    write_shipped(self.folders[index], files, final=True)
                 items.append(("done", index, {**result, "run_dir": str(self.folders[index])}))
             del self.pending[ref]
             self.locks.pop(index).close()
