@@ -302,9 +302,9 @@ def test_a_ray_task_ships_its_run_and_a_killed_one_resumes_from_its_last_checkpo
     assert ended == ["failed"]
     shipped = pickle.loads(checkpoint.read_bytes())["step"]
     assert 0 < shipped < 4096
-    assert sorted(p.name for p in directory.iterdir()) == [
-        "checkpoint.pkl", "config.yaml", "curve.json", "timing.json"
-    ]  # fmt: skip
+    left = {path.name for path in directory.iterdir()}
+    assert {"checkpoint.pkl", "curve.json"} <= left and "result.json" not in left
+    assert not [name for name in left if name.startswith(".")]  # no lock, no temporary file
     assert len(_task_stores(local_ray)) == 1  # the killed task could not remove its store
 
     # Again: the task resumes from the shipped checkpoint. A run beside it whose folder holds
@@ -321,9 +321,9 @@ def test_a_ray_task_ships_its_run_and_a_killed_one_resumes_from_its_last_checkpo
     [task] = resumed.pending
     assert resumed.ray.wait([task], timeout=120)[0] == [task]
     resumed.stop()
-    assert sorted(p.name for p in directory.iterdir()) == [
-        "actions.npy", "config.yaml", "curve.json", "policy.zip", "result.json", "timing.json"
-    ]  # fmt: skip
+    left = {path.name for path in directory.iterdir()}
+    assert {"policy.zip", "result.json"} <= left and "checkpoint.pkl" not in left
+    assert not [name for name in left if name.startswith(".")]
     sessions = json.loads((directory / "timing.json").read_text())["sessions"]
     assert [session["start_step"] for session in sessions] == [0, shipped]
     assert _task_stores(local_ray) == []  # the next task on the node removed the killed one's
