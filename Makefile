@@ -44,12 +44,20 @@ demo: solve train
 solve: venv
 	$(BIN)/python -m docs.tools.solve
 
+# The sweep trains into the run store runs/ (not committed); its planned runs are then archived
+# into docs/training/runs/quick/ (committed: configs, results, curves, timings, compressed
+# per-state arrays; no checkpoint or policy), and the report is written from that archive.
 train: venv
 	$(BIN)/python -m training.sweep --budget quick --out docs/training --no-report
-	$(BIN)/python -m docs.tools.training_report --budget quick
+	$(BIN)/python -m docs.tools.training_report --budget quick --runs runs
 
+# From the committed archive alone (a fresh clone needs no runs/): the quick report, and the
+# full one where its archive exists (made by `python -m training.sweep --budget full --out
+# docs/training/full --no-report`, then `python -m docs.tools.training_report --budget full
+# --runs runs`).
 report: venv
 	$(BIN)/python -m docs.tools.training_report --budget quick
+	if [ -d docs/training/runs/full ]; then $(BIN)/python -m docs.tools.training_report --budget full; fi
 
 # The AEC benchmark's peer, OpenSpiel's pig through Shimmy: not a dependency of the package or
 # its tests; `make bench` adds it to the virtual environment before measuring.

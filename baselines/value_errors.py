@@ -137,6 +137,7 @@ def value_errors(
     gamma: float = 1.0,
     deterministic: bool = False,
     obs_transform: Any = None,
+    evaluation: Evaluation | None = None,
     **kwargs: Any,
 ) -> ValueErrors:
     """Hold a learner's own value estimates against the exact values of `env_id`.
@@ -167,6 +168,11 @@ def value_errors(
             most probable actions. Other policy forms say by their form.
         obs_transform: for a model or callable trained through an observation wrapper (see
             `baselines.evaluate`).
+        evaluation: the acting policy's exact evaluation on this game, when the caller has
+            made it already (`baselines.score_actions` or `score_probabilities` on the tables
+            of `baselines.enumerated`): it is used instead of evaluating the policy again.
+            For a Q table it must be of the table's greedy actions (checked); for a V
+            estimate it stands for `policy`, which must then be None.
 
     Returns:
         A `ValueErrors`: per state the estimate, the exact value, their error and the visits;
@@ -177,9 +183,10 @@ def value_errors(
 
     Raises:
         ValueError: naming the argument, for a gamma outside (0, 1], a table of neither
-            shape, non-finite estimates at a reachable state, a V estimate without a policy,
-            or a Q table with one; from the evaluation, for a policy that never ends the
-            game from some state.
+            shape, non-finite estimates at a reachable state, a V estimate without a policy
+            (or with both a policy and an evaluation), a Q table with one, or an `evaluation`
+            of other states or (for a Q table) of other actions; from the evaluation, for a
+            policy that never ends the game from some state.
     """
     gamma = _checked_gamma(gamma)
     tables, optimum = enumerated(env_id, **kwargs)
@@ -187,11 +194,19 @@ def value_errors(
     if q_rows is not None:
         if policy is not None:
             raise ValueError("policy must be None for a Q table: the table acts greedily on itself")
-        start = time.perf_counter()
         actions = greedy(q_rows, tables.legal)  # lowest-numbered on ties, as the learner
-        evaluation = score_actions(actions, tables, optimum)
-        evaluation.seconds = time.perf_counter() - start
+        if evaluation is None:
+            start = time.perf_counter()
+            evaluation = score_actions(actions, tables, optimum)
+            evaluation.seconds = time.perf_counter() - start
+        else:
+            _check_given_evaluation(evaluation, tables, actions)
         return _q_errors(q_rows, actions, evaluation, tables, optimum, gamma)
+    if evaluation is not None:
+        if policy is not None:
+            raise ValueError("give policy or evaluation (of the policy), not both")
+        _check_given_evaluation(evaluation, tables, None)
+        return _v_errors(_v_rows(estimates, tables, obs_transform), evaluation, tables, gamma)
     if policy is None:
         if not _is_model(estimates):
             raise ValueError(
@@ -202,6 +217,21 @@ def value_errors(
     v_rows = _v_rows(estimates, tables, obs_transform)
     evaluation = _evaluation(policy, env_id, tables, optimum, obs_transform, deterministic, kwargs)
     return _v_errors(v_rows, evaluation, tables, gamma)
+
+
+def _check_given_evaluation(evaluation: Any, tables: Tables, actions: np.ndarray | None) -> None:
+    """Refuse an `evaluation` that is not one of these tables' states, or (`actions` given,
+    a Q table's greedy ones) one of another deterministic policy."""
+    if not isinstance(evaluation, Evaluation):
+        raise ValueError(f"evaluation must be an Evaluation, got {type(evaluation).__name__}")
+    if evaluation.visits is None or len(evaluation.visits) != tables.num_states:
+        raise ValueError(
+            f"evaluation must be of this game's {tables.num_states} states (its tables' order)"
+        )
+    if actions is not None and (
+        evaluation.probabilities is not None or not np.array_equal(evaluation.actions, actions)
+    ):
+        raise ValueError("evaluation must be of the Q table's greedy actions")
 
 
 def _checked_gamma(gamma: Any) -> float:

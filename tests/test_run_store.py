@@ -323,12 +323,13 @@ def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_pa
     runs, out = tmp_path / "runs", tmp_path / "out"
     done = _sweep("--configs", configs, "--runs", runs, "--out", out)
     assert done.returncode == 0, done.stderr
-    figures = {"sum_avoid.png", "sum_avoid_losses.png", "sum_avoid_values.png", "monte_carlo.png"}
+    figures = {"sum_avoid.png", "sum_avoid_losses.png", "sum_avoid_values.png", "monte_carlo.png",
+               "sum_avoid_errors.png"}  # fmt: skip
     assert figures <= {p.name for p in out.iterdir()}
     report = (out / "report.md").read_text()
     assert "PPO, 2 seeds, stochastic policy" in report
     assert "(sum_avoid_losses.png)" in report and "(monte_carlo.png)" in report
-    assert "(sum_avoid_values.png)" in report
+    assert "(sum_avoid_values.png)" in report and "(sum_avoid_errors.png)" in report
     mdp, optimum = baselines.enumerated("dice_envs/SumAvoid-v0", N=10)
     from stable_baselines3 import PPO
 

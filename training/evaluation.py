@@ -33,6 +33,10 @@ class ExactScorer:
         self.game = getattr(self.mdp.model, "model", None)
         self.game_kwargs = game_arguments(env_kwargs)
         self._grid = None
+        # The last evaluations made (greedy actions; action probabilities, with them), which
+        # the value errors of the same policy reuse instead of solving it again.
+        self._scored: baselines.Evaluation | None = None
+        self._scored_stochastic: tuple[np.ndarray, baselines.Evaluation] | None = None
 
     @property
     def grid(self) -> tuple[np.ndarray, np.ndarray]:
@@ -51,6 +55,7 @@ class ExactScorer:
     def score(self, actions: np.ndarray) -> dict[str, float]:
         """Exact value, gap and agreement of an action per MDP state; Monte Carlo beside it."""
         evaluation = baselines.score_actions(actions, self.mdp, self.optimum)
+        self._scored = evaluation
         result = evaluation.as_dict()
         del result["seconds"]  # a time: it goes to timing.json, never into the results
         result["mc_mean"], result["mc_stderr"] = self.monte_carlo(actions)
@@ -60,6 +65,7 @@ class ExactScorer:
         """Exact value, gap, relative gap and agreement of action probabilities per MDP state
         (the policy a PPO agent plays), under keys prefixed `stochastic_`."""
         evaluation = baselines.score_probabilities(probabilities, self.mdp, self.optimum)
+        self._scored_stochastic = (probabilities, evaluation)
         keys = ("value", "gap", "relative_gap", "agreement")
         return {f"stochastic_{key}": getattr(evaluation, key) for key in keys}
 
@@ -72,28 +78,49 @@ class ExactScorer:
         (> 0 optimistic), mean absolute error and the share of visits where the error changes
         the greedy action. Empty for an agent with neither. `plays`: the PPO agent's action
         probabilities per state of the tables, where the caller has them already."""
-        if hasattr(agent, "q_table"):
-            errors = baselines.value_errors(
-                agent.q_table(), self.env_id, gamma=gamma, **self.env_kwargs
-            )
-        elif hasattr(agent, "critic_values"):
-            nvec = tuple(self.mdp.model.observation_nvec)
-            rows = tuple(self.mdp.observation_array.T)
-            critic = np.zeros(nvec)
-            critic[rows] = agent.critic_values(self.mdp)
-            actions = self.mdp.model.num_actions
-            policy = np.full(nvec + (actions,), 1.0 / actions)  # unreached cells: never read
-            policy[rows] = agent.probabilities(self.mdp) if plays is None else plays
-            errors = baselines.value_errors(
-                critic, self.env_id, policy=policy, gamma=gamma, **self.env_kwargs
-            )
-        else:
+        errors = self.errors_of(agent, gamma, plays)
+        if errors is None:
             return {}
         return {
             "value_error": errors.mean_error,
             "value_abs_error": errors.mean_abs_error,
             "value_changed_share": errors.changed_share,
         }
+
+    def errors_of(
+        self, agent: Any, gamma: float, plays: np.ndarray | None = None
+    ) -> baselines.ValueErrors | None:
+        """The agent's `baselines.ValueErrors` (see `value_errors`); None for an agent with
+        neither a Q table nor a critic. The policy's evaluation made last by `score` (or
+        `score_stochastic`) is reused when it is of the same actions (probabilities)."""
+        if hasattr(agent, "q_table"):
+            evaluation = self._scored
+            if evaluation is not None and not np.array_equal(
+                evaluation.actions, agent.greedy_actions(self.mdp.observations, self.mdp.legal)
+            ):
+                evaluation = None
+            return baselines.value_errors(
+                agent.q_table(), self.env_id, gamma=gamma, evaluation=evaluation,
+                **self.env_kwargs,
+            )  # fmt: skip
+        if not hasattr(agent, "critic_values"):
+            return None
+        nvec = tuple(self.mdp.model.observation_nvec)
+        rows = tuple(self.mdp.observation_array.T)
+        critic = np.zeros(nvec)
+        critic[rows] = agent.critic_values(self.mdp)
+        plays = agent.probabilities(self.mdp) if plays is None else plays
+        scored = self._scored_stochastic
+        if scored is not None and np.array_equal(scored[0], plays):
+            return baselines.value_errors(
+                critic, self.env_id, evaluation=scored[1], gamma=gamma, **self.env_kwargs
+            )
+        actions = self.mdp.model.num_actions
+        policy = np.full(nvec + (actions,), 1.0 / actions)  # unreached cells: never read
+        policy[rows] = plays
+        return baselines.value_errors(
+            critic, self.env_id, policy=policy, gamma=gamma, **self.env_kwargs
+        )
 
     def monte_carlo(self, actions: np.ndarray) -> tuple[float, float]:
         """Mean return (and its standard error) of `episodes` episodes; every call plays the

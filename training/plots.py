@@ -10,7 +10,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.colors import PowerNorm
+from matplotlib.colors import PowerNorm, SymLogNorm
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 # The relative-gap axis is symlog: linear below this, so that a gap of exactly 0 is drawn at 0.
@@ -217,6 +217,78 @@ def plot_losses(
             _integer_axis(ax.yaxis)
         ax.set_title(heading, fontsize=9)
     fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def collapse_errors(observations: np.ndarray, errors: np.ndarray) -> np.ndarray:
+    """Per-state errors onto the first two observation components (a grid of their sizes;
+    of the only one's, for one component): the state's own error where the two are the whole
+    observation, else the mean over the states that differ only in the other components.
+    NaN where no state is."""
+    errors = np.asarray(errors, dtype=float)
+    width = min(observations.shape[1], 2)
+    size = tuple(int(n) for n in observations[:, :width].max(axis=0) + 1)
+    cells = tuple(observations[:, :width].T)
+    sums, counts = np.zeros(size), np.zeros(size)
+    np.add.at(sums, cells, errors)
+    np.add.at(counts, cells, 1.0)
+    grid = np.full(size, np.nan)
+    np.divide(sums, counts, out=grid, where=counts > 0)
+    return grid
+
+
+def _symmetric_ticks(largest: float) -> list[float]:
+    """Ticks of a symmetric log scale up to `largest`, linear below a hundredth of it."""
+    return [-largest, -largest / 10, -largest / 100, 0.0, largest / 100, largest / 10, largest]
+
+
+def plot_error_maps(
+    title: str,
+    names: tuple[str, ...],
+    observations: np.ndarray,
+    panels: dict[str, np.ndarray],
+    headings: dict[str, str],
+    path: Path,
+) -> None:
+    """Where each learner's own value estimate is wrong at the end of training: per panel
+    (label -> the error per state, in the tables' state order) the errors on the first two
+    observation components as a heat map (`collapse_errors`), or on the only one as bars;
+    a diverging colour map centred on 0 (red: the estimate is too high, blue: too low) on a
+    symmetric log scale, linear below a hundredth of the largest error, in the game's reward
+    units."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.8), squeeze=False)
+    for ax, (label, errors) in zip(axes[0], panels.items(), strict=True):
+        grid = collapse_errors(observations, errors)
+        largest = float(np.nanmax(np.abs(grid), initial=0.0)) or 1.0
+        norm = SymLogNorm(linthresh=largest / 100, linscale=0.5, vmin=-largest, vmax=largest)
+        ticks = _symmetric_ticks(largest)
+        units = "estimate - exact value (the game's units)"
+        if grid.ndim == 1:
+            shown = ~np.isnan(grid)
+            colours = plt.get_cmap("RdBu_r")(norm(grid[shown]))
+            ax.bar(np.flatnonzero(shown), grid[shown], width=0.8, color=colours)
+            ax.axhline(0.0, color="black", lw=0.8)
+            ax.set_yscale("symlog", linthresh=largest / 100, linscale=0.5)
+            ax.set_yticks(ticks, [f"{t:.2g}" for t in ticks])
+            ax.set_ylim(-largest * 1.5, largest * 1.5)
+            ax.set(xlabel=names[0], ylabel=f"{units}\n(symlog axis)")
+            _integer_axis(ax.xaxis)
+        else:
+            image = ax.imshow(
+                grid.T, origin="lower", cmap="RdBu_r", norm=norm, aspect="auto",
+                interpolation="nearest",
+            )  # fmt: skip
+            ax.set_facecolor("0.85")  # cells of no state: grey
+            rest = f"; mean over {', '.join(names[2:])}" if len(names) > 2 else ""
+            bar = fig.colorbar(image, ax=ax, label=f"{units}\n(symlog scale{rest})")
+            bar.set_ticks(ticks, labels=[f"{t:.2g}" for t in ticks])
+            ax.set(xlabel=names[0], ylabel=names[1])
+            _integer_axis(ax.xaxis)
+            _integer_axis(ax.yaxis)
+        ax.set_title(headings[label], fontsize=9)
+    fig.suptitle(textwrap.fill(title, 55 * len(panels)), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

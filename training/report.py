@@ -2,12 +2,17 @@
 built from the run store for exactly the runs that the configs and the budget define.
 
     python -m training.report [--budget quick] [--configs configs] [--runs runs]
-                              [--out dice-envs-report/<budget>] [--games pig ...]
+                              [--archive FOLDER] [--out dice-envs-report/<budget>]
+                              [--games pig ...]
 
 Ad-hoc runs (another seed, an edited config) live in the same store but never enter the
 report: it looks up each planned run by its identity and refuses to build while one is
-missing. Everything goes under `--out`: `report.md`, the figures, and each trained game's
-training section in `games/<game>.md`; nothing else is written.
+missing. With `--archive` it reads an archive of runs instead (`training.archive`: what the
+report needs of each run, by config name and seed, small enough to commit), refuses an
+archived run made from another config than the config file's, and says when the runs were
+made by another package version or code than this one. Everything goes under `--out`:
+`report.md`, the figures, and each trained game's training section in `games/<game>.md`;
+nothing else is written.
 """
 
 from __future__ import annotations
@@ -29,12 +34,14 @@ import baselines
 from baselines.game_pages import page_path, write_page_section
 from baselines.heuristics import heuristic
 from dice_envs import GAMES, env_ids
+from training.archive import Archive, current_maker, run_arrays
 from training.config import has_budget, load_config
 from training.evaluation import game_arguments
 from training.plots import (
     REFERENCE_STYLES,
     ZERO_RELATIVE_GAP,
     episodes_to_resolve,
+    plot_error_maps,
     plot_losses,
     plot_monte_carlo,
     plot_training,
@@ -72,7 +79,12 @@ def _markdown(header: list[str], rows: list[list[str]]) -> str:
 
 
 def collect(configs, budget: str, runs, games=None) -> dict[Path, dict[str, Any]]:
-    """Per config path: its resolved config and the results of its planned seeds, in order."""
+    """Per config path: its resolved config and the results of its planned seeds, in order.
+
+    `runs` is a run store (a folder; each run found by the hash of its identity, so made by
+    this very code) or an `Archive` (each run found by its config's name and seed, refused
+    if made from another config, and possibly made by other code: each result's `made_by`
+    says by which package version and code fingerprint)."""
     groups: dict[Path, dict[str, Any]] = {}
     missing = []
     planned = planned_runs(configs, budget, games)
@@ -82,8 +94,14 @@ def collect(configs, budget: str, runs, games=None) -> dict[Path, dict[str, Any]
         )
     for path, config, seed in planned:
         group = groups.setdefault(path, {"config": config, "results": []})
-        directory = run_dir(runs, config, seed)
-        result = read_finished(directory, run_identity(config, seed))
+        if isinstance(runs, Archive):
+            directory = runs.entry(path, seed)
+            result = runs.read(path, config, seed)
+        else:
+            directory = run_dir(runs, config, seed)
+            result = read_finished(directory, run_identity(config, seed))
+            if result is not None:
+                result["made_by"] = current_maker()
         if result is None:
             missing.append(f"{path} seed {seed}")
             continue
@@ -92,9 +110,11 @@ def collect(configs, budget: str, runs, games=None) -> dict[Path, dict[str, Any]
         result["directory"] = str(directory)
         group["results"].append(result)
     if missing:
+        where = f"the archive {runs.folder}" if isinstance(runs, Archive) else f"{runs}"
         raise ReportError(
-            f"{len(missing)} planned runs are not finished in {runs} (first: {missing[0]}); "
+            f"{len(missing)} planned runs are not finished in {where} (first: {missing[0]}); "
             f"run `python -m training.sweep --budget {budget}` first"
+            + (" and archive its runs (training.archive)" if isinstance(runs, Archive) else "")
         )
     return groups
 
@@ -376,6 +396,8 @@ def _page_text(report: Report, paths: list[Path], pages: Path) -> str:
                 shown.append((f"{game}_values.png", "the learners' value errors"))
             if game in report.drawn:
                 shown.append((f"{game}_losses.png", "where the gap is lost"))
+            if game in report.mapped:
+                shown.append((f"{game}_errors.png", ERRORS_WHAT))
             for name, what in shown:
                 link = os.path.relpath(out / name, pages)
                 figures.append(f"![{report.titles[game]}: {what}]({link})")
@@ -437,18 +459,17 @@ def _final_actions(directory: Path, tables) -> np.ndarray | None:
     """A finished run's final greedy action per state of `tables` (in their order), from its
     actions.npy: a table over the observation grid (read at every state's observation), or,
     as runs saved before the grid form kept it, one action per state already in that order."""
-    path = directory / "actions.npy"
-    if not path.exists():
+    actions = run_arrays(directory).get("actions")
+    if actions is None:
         return None
-    actions = np.load(path, allow_pickle=False)
     grid = tuple(int(n) for n in tables.model.observation_nvec)
     if actions.shape == grid:
         return actions[tuple(tables.observation_array.T)]
     if actions.shape == (tables.num_states,):
         return actions
     raise ReportError(
-        f"{path} has shape {actions.shape}: neither the observation grid {grid} nor one "
-        f"action for each of the {tables.num_states} states"
+        f"the actions of {directory} have shape {actions.shape}: neither the observation grid "
+        f"{grid} nor one action for each of the {tables.num_states} states"
     )
 
 
@@ -461,32 +482,56 @@ def _config_label(config: tuple[int, int, int]) -> str:
     return ", ".join(words) + (f", three {triple}s" if triple else "")
 
 
-def _loss_figures(groups, by_game, titles, budget: str, out: Path) -> str:
+def _final_arrays(results: list[dict], mdp, optimum) -> tuple[list, list] | None:
+    """Each seed's final greedy evaluation (from its saved actions) and its value errors per
+    state of `mdp` (None where the run saved none); None if a seed saved no actions."""
+    evaluations, errors = [], []
+    rows = tuple(mdp.observation_array.T)
+    for result in results:
+        directory = Path(result["directory"])
+        actions = _final_actions(directory, mdp)
+        if actions is None:
+            return None
+        evaluations.append(baselines.score_actions(actions, mdp, optimum))
+        grid = run_arrays(directory).get("value_errors")
+        errors.append(None if grid is None else grid[rows].astype(float))
+    return evaluations, errors
+
+
+def _observation_names(mdp) -> tuple[str, ...]:
+    names = tuple(getattr(mdp.model, "observation_names", None) or ())
+    if len(names) != mdp.observation_array.shape[1]:
+        names = tuple(f"observation[{i}]" for i in range(mdp.observation_array.shape[1]))
+    return names
+
+
+def _loss_figures(groups, by_game, titles, budget: str, out: Path):
     """Per game and arguments, where each agent's final greedy policy loses its gap (mean
-    over seeds of `Evaluation.losses`, which sum to the gap), from the saved actions."""
-    lines, drawn = [], set()
+    over seeds of `Evaluation.losses`, which sum to the gap), from the saved actions, and
+    beside it where each learner's own value estimate is wrong (its saved value errors, mean
+    over seeds); return the section's text, the stems with a loss map and those with an
+    error map."""
+    lines, drawn, mapped = [], set(), set()
     for game, paths in by_game.items():
         config = groups[next(iter(paths))]["config"]
         env_id, kwargs = config["env_id"], config["env_kwargs"]
         mdp, optimum = baselines.enumerated(env_id, **kwargs)
-        panels, gaps = {}, {}
+        panels, gaps, error_panels, headings = {}, {}, {}, {}
         for path, results in paths.items():
-            losses = []
-            for result in results:
-                actions = _final_actions(Path(result["directory"]), mdp)
-                if actions is None:
-                    break
-                losses.append(baselines.score_actions(actions, mdp, optimum).losses)
-            else:
-                label = _label(path, results[0])
-                panels[label] = np.mean(losses, axis=0)
-                gaps[label] = float(np.mean([r["gap"] for r in results]))
+            arrays = _final_arrays(results, mdp, optimum)
+            if arrays is None:
+                continue
+            evaluations, errors = arrays
+            label = _label(path, results[0])
+            panels[label] = np.mean([e.losses for e in evaluations], axis=0)
+            gaps[label] = float(np.mean([r["gap"] for r in results]))
+            if all(e is not None for e in errors):
+                error_panels[label] = np.mean(errors, axis=0)
+                mean = np.mean([r["value_error"] for r in results])
+                headings[label] = f"{label}: visit-weighted mean error {mean:.3g}"
         if not panels:
             continue
-        model = mdp.model
-        names = tuple(getattr(model, "observation_names", None) or ())
-        if len(names) != mdp.observation_array.shape[1]:
-            names = tuple(f"observation[{i}]" for i in range(mdp.observation_array.shape[1]))
+        names = _observation_names(mdp)
         labels = None
         if env_id == "dice_envs/TenThousand-v0":
             from dice_envs.games.ten_thousand import CONFIGS
@@ -499,14 +544,48 @@ def _loss_figures(groups, by_game, titles, budget: str, out: Path) -> str:
         )  # fmt: skip
         lines.append(f"![{titles[game]}: where the agents lose their gap]({game}_losses.png)")
         drawn.add(game)
+        if error_panels:
+            plot_error_maps(
+                f"{titles[game]}, {budget} budget: the final error of each learner's own value "
+                "estimate (mean over seeds)",
+                names, mdp.observation_array, error_panels, headings, out / f"{game}_errors.png",
+            )  # fmt: skip
+            lines.append(f"![{titles[game]}: {ERRORS_WHAT}]({game}_errors.png)")
+            mapped.add(game)
     if not lines:
-        return "No run saved its final actions (runs older than package version 0.3.0).", drawn
+        text = "No run saved its final actions (runs older than package version 0.3.0)."
+        return text, drawn, mapped
     return (
-        "Per state, the agent's expected visits times the value its action gives up there "
-        "(V* - Q* of that action): the cells of each panel sum to the agent's gap "
-        "(`Evaluation.losses`), recomputed from each run's final greedy actions "
-        "(`actions.npy`).\n\n" + "\n".join(lines)
-    ), drawn
+        (
+            "Per state, the agent's expected visits times the value its action gives up there "
+            "(V* - Q* of that action): the cells of each panel sum to the agent's gap "
+            "(`Evaluation.losses`), recomputed from each run's final greedy actions "
+            f"(`actions.npy`).{_error_map_text(groups) if mapped else ''}\n\n" + "\n".join(lines)
+        ),
+        drawn,
+        mapped,
+    )
+
+
+ERRORS_WHAT = "where the learners' own value estimates are wrong"
+ERROR_MAP_TEXT = (
+    " Beside each loss map, the error map: per state, the learner's own estimate at the end "
+    "of training minus the exact value it estimates (Q-learning: Q(s, a) - Q*(s, a) of its "
+    "greedy action a; PPO: the critic's V(s) - v_pi(s) of the policy it plays), in the "
+    "game's units, mean over seeds (`value_errors.npy`); red where the estimate is too high, "
+    "blue where too low; every reachable state counts, visited or not (a panel's title gives "
+    "the mean error weighted by the acting policy's visits). Where an observation has more "
+    "than two components, a cell is the mean over the others."
+)
+SELFPLAY_ERRORS_TEXT = (
+    " Self-play agents have no error map: their table estimates the two-player game from the "
+    "mover's seat, not the env's game against its opponent."
+)
+
+
+def _error_map_text(groups: dict[Path, dict[str, Any]]) -> str:
+    selfplay = any(group["config"].get("selfplay") is not None for group in groups.values())
+    return ERROR_MAP_TEXT + (SELFPLAY_ERRORS_TEXT if selfplay else "")
 
 
 def _monte_carlo_figure(groups, by_game, titles, budget: str, out: Path) -> str:
@@ -568,6 +647,7 @@ class Report:
     by_game: dict[str, dict[Path, list[dict]]]  # figure name stem -> its configs' results
     titles: dict[str, str]  # figure name stem -> title
     drawn: set[str]  # the stems with a loss figure
+    mapped: set[str]  # the stems with an error-map figure
     valued: set[str]  # the stems with a value-error figure
     exploit_figures: dict[str, tuple[set[Path], str]]  # stem -> (its configs, its title)
     description: str
@@ -708,7 +788,30 @@ def describe(groups: dict[Path, dict[str, Any]], budget: str, reproduce: str | N
         f"instead. The `{budget}` budget:\n\n"
         f"{budget_text}\n\nThe runs were produced with {_versions_text(groups)}; with these "
         f"versions {reproduce} reproduces this table digit for digit on this machine; other "
-        f"versions, or another CPU, may differ in the last digits or more."
+        f"versions, or another CPU, may differ in the last digits or more.{_maker_text(groups)}"
+    )
+
+
+def _maker_text(groups: dict[Path, dict[str, Any]]) -> str:
+    """A note (with a leading blank line) when some runs were made by another package version
+    or code than the current ones, as archived runs can be; "" when every run is current."""
+    current = current_maker()
+    makers: dict[tuple[str, str], int] = defaultdict(int)
+    for group in groups.values():
+        for result in group["results"]:
+            maker = result.get("made_by", current)
+            makers[(maker["version"], maker["code"])] += 1
+    if set(makers) == {(current["version"], current["code"])}:
+        return ""
+    made = "; ".join(
+        f"{count} by dice-envs {version} with code fingerprint `{code}`"
+        + (" (the current code)" if (version, code) == tuple(current.values()) else "")
+        for (version, code), count in sorted(makers.items())
+    )
+    return (
+        f"\n\n**Not made by the current code.** Of these runs, {made}. The code here is "
+        f"dice-envs {current['version']}, code fingerprint `{current['code']}`: the numbers "
+        "are those of the code that made the runs, and training again may change them."
     )
 
 
@@ -755,7 +858,7 @@ def make_report(
     out.mkdir(parents=True, exist_ok=True)
     by_game = figure_groups(groups)
     titles, valued = _gap_figures(groups, by_game, budget, out)
-    losses, drawn = _loss_figures(groups, by_game, titles, budget, out)
+    losses, drawn, mapped = _loss_figures(groups, by_game, titles, budget, out)
     exploitability, exploit_figures = _exploitability_figures(groups, budget, out)
     report = Report(
         budget=budget,
@@ -764,6 +867,7 @@ def make_report(
         by_game=by_game,
         titles=titles,
         drawn=drawn,
+        mapped=mapped,
         valued=valued,
         exploit_figures=exploit_figures,
         description=describe(groups, budget, reproduce),
@@ -887,11 +991,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", default=None, help="where the report goes (default: dice-envs-report/<budget>)"
     )
+    parser.add_argument(
+        "--archive",
+        default=None,
+        help="report from this run archive (its <budget>/ folder; see training.archive) "
+        "instead of the run store",
+    )
     parser.add_argument("--games", nargs="+", default=None)
     args = parser.parse_args(argv)
     out = default_out(args.budget) if args.out is None else Path(args.out)
+    runs = args.runs if args.archive is None else Archive(Path(args.archive) / args.budget)
     try:
-        print(build_report(args.configs, args.budget, args.runs, out, args.games))
+        print(build_report(args.configs, args.budget, runs, out, args.games))
     except (ReportError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

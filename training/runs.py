@@ -18,12 +18,17 @@ is a different run in a different folder; the budget's name is only a label.
                          exploitability, whose table holds the mover's greedy action at every
                          observation (so it also plays as an opponent). Any policy argument
                          takes it (`baselines.evaluate(np.load(path), env_id, **kwargs)`)
+        value_errors.npy the final error of the learner's own value estimate per observation:
+                         float32, shape `observation_nvec`, Q(s, greedy a) - Q*(s, a) of a
+                         Q table or V(s) - v_pi(s) of a PPO critic (the game's units, the
+                         run's gamma), NaN where no reachable state is; not for self-play
         result.json      the final evaluation, written last: its presence means "done"
 
 Every file is written to a temporary file and renamed over its name, so a killed run leaves
 complete files only, with the mode an ordinary `open` gives (the umask decides, as on a store
 shared by the nodes of a Ray cluster); a run folder is locked while a process trains it, and
-the lock file goes when the lock is released.
+the lock file goes when the lock is released. `training.archive` keeps what a report needs
+of the finished runs (no checkpoint, no policy), small enough to commit.
 """
 
 from __future__ import annotations
@@ -55,12 +60,18 @@ PACKAGE = "dice-envs"
 # The packages whose code a run's result depends on (the environments, the exact evaluation,
 # the learners), fingerprinted into every run's identity.
 CODE_PACKAGES = ("dice_envs", "baselines", "training")
-# Modules no run executes: they read finished runs (the report and its figures, the pages) or
-# talk to a person (the command line, play). An edit there leaves every stored run current.
+# Modules no run's numbers depend on: they read finished runs (the report and its figures, the
+# archive, the pages), talk to a person (the command line, play), or only decide where and when
+# `training.train.run` is called (the sweep, its backends, the tuner). An edit there leaves
+# every stored run current.
 NOT_RUN = frozenset(
     {
         "training/report.py",
         "training/plots.py",
+        "training/archive.py",
+        "training/sweep.py",
+        "training/backends.py",
+        "training/tune.py",
         "training/cli.py",
         "training/play.py",
         "baselines/game_pages.py",

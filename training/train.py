@@ -297,7 +297,8 @@ class _Session:
             raise StopRun
 
     def finish(self, seed: int, name: str) -> dict[str, Any]:
-        """Save the policy, its action table, the timing and the result; drop the checkpoint."""
+        """Save the policy, its action table, its value errors, the timing and the result; drop
+        the checkpoint."""
         agent, config, directory, timing = self.agent, self.config, self.directory, self.timing
         result = {
             **self.curve[-1],
@@ -321,7 +322,10 @@ class _Session:
         # The report rebuilds where the agent loses its gap from it, without SB3 or torch, and
         # every policy argument takes it (see training.runs).
         table = action_table(agent, self.scorer, bool(config["evaluation"].get("exploitability")))
-        atomic_write_bytes(directory / "actions.npy", _npy(table))
+        atomic_write_bytes(directory / "actions.npy", _npy(table, np.int16))
+        errors = final_value_errors(agent, self.scorer, config)
+        if errors is not None:
+            atomic_write_bytes(directory / "value_errors.npy", _npy(errors, np.float32))
         atomic_write_json(self.timing_path, timing)
         atomic_write_json(directory / "result.json", result)
         self.checkpoint_path.unlink(missing_ok=True)  # the policy and result say everything now
@@ -354,9 +358,22 @@ def action_table(agent, scorer: ExactScorer, whole_grid: bool) -> np.ndarray:
     return table
 
 
-def _npy(array: np.ndarray) -> bytes:
+def final_value_errors(agent, scorer: ExactScorer, config: dict[str, Any]) -> np.ndarray | None:
+    """The final error of the agent's own value estimate per observation, as
+    `value_errors.npy` keeps it: shape `observation_nvec`, Q(s, greedy a) - Q*(s, a) for a
+    Q table, V(s) - v_pi(s) for a PPO critic (in the game's units, under the run's gamma),
+    NaN at observations of no reachable state. None for a self-play run, whose estimates are
+    of the two-player game from the mover's seat, not of the env's game against its
+    opponent (the values `baselines.value_errors` holds them against)."""
+    if config.get("selfplay") is not None:
+        return None
+    errors = scorer.errors_of(agent, config["hyperparams"].get("gamma", 1.0))
+    return None if errors is None else errors.grid("errors")
+
+
+def _npy(array: np.ndarray, dtype) -> bytes:
     buffer = io.BytesIO()
-    np.save(buffer, np.asarray(array, dtype=np.int16), allow_pickle=False)
+    np.save(buffer, np.asarray(array, dtype=dtype), allow_pickle=False)
     return buffer.getvalue()
 
 

@@ -1,22 +1,40 @@
 """Hyperparameter search with Ray Tune, scored by the exact gap: a noise-free objective.
 
-    python -m training.tune CONFIG [--samples 8] [--budget quick] [--seed 0] [--space FILE]
-                                   [--workers 2] [--address ADDRESS] [--runs runs]
+    python -m training.tune CONFIG [--samples 8] [--budget quick] [--seed 1000] [--space FILE]
+                                   [--workers 2] [--address ADDRESS] [--runs runs] [--grace 2]
+                                   [--baseline] [--record FILE] [--write-config FILE]
+                                   [--allow-report-seed]
 
 Each trial is one run of CONFIG with sampled hyperparameters, trained by `training.train.run`
 into the same run store (so a trial that was run before is read back, not trained again), and
-reports its exact relative gap at every evaluation point. ASHA stops the trials that trail at
-each rung. The search space is a YAML mapping from a hyperparameter (dotted for nested keys,
-such as `learning_rate.power`) to one of {uniform: [low, high]}, {loguniform: [low, high]},
-{randint: [low, high]} (high excluded) or {choice: [a, b, ...]}; by default, DEFAULT_SPACES.
+reports its exact relative gap at every evaluation point (a self-play config: its
+exploitability). ASHA stops the trials that trail at each rung. The search space is a YAML
+mapping from a hyperparameter (dotted for nested keys, such as `learning_rate.power`) to one of
+{uniform: [low, high]}, {loguniform: [low, high]}, {randint: [low, high]} (high excluded) or
+{choice: [a, b, ...]}; by default, DEFAULT_SPACES.
+
+The search's seed (default 1000) seeds every trial's run and the sampler; a seed that the
+config's own report runs use is refused unless `--allow-report-seed`, so a tuned setting is
+never chosen on the runs that then report it. `--baseline` runs the unmodified config too, at
+the same budget and seed, to measure whether tuning helped. `--record FILE` writes the search
+(space, every trial, the winner and the runner-up, the baseline) as JSON, and `--write-config
+FILE` the winner as a config; nothing is written unless asked.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import importlib.util
+import json
+import math
+import os
+import re
 import sys
+import time
+from contextlib import contextmanager
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +55,17 @@ DEFAULT_SPACES = {
     },
 }
 SAMPLERS = ("uniform", "loguniform", "randint", "choice")
+# The report's runs use seeds 0-4; a search on a seed no config lists keeps tuning apart from
+# the runs it is judged on.
+TUNE_SEED = 1000
+# ASHA keeps the best 1/REDUCTION_FACTOR of the trials at each rung (Ray's default, stated so
+# the record says it).
+REDUCTION_FACTOR = 4
+# Below this a gap is float round-off in the exact solve, not a difference between trials.
+ROUND_OFF = 1e-12
+RECORD_FORMAT = 1
+# Ray Tune's switch for its own SIGINT handler (see `_ctrl_c_raises`).
+TUNE_SIGINT_SWITCH = "TUNE_DISABLE_SIGINT_HANDLER"
 
 
 def read_raw(path: str | Path) -> dict[str, Any]:
@@ -83,6 +112,33 @@ def check_space(space: Any, raw: dict[str, Any], budget: str, source: str) -> di
     return space
 
 
+def report_seeds(raw: dict[str, Any], source: str) -> list[int]:
+    """Every seed the config's runs use, at any of its budgets (its `seeds`, each budget's)."""
+    seeds = set(raw.get("seeds") or [])
+    for budget in raw.get("budgets") or {}:
+        seeds.update(resolve_config(raw, budget, source=source)["seeds"])
+    return sorted(seeds)
+
+
+def check_search_seed(seed: Any, raw: dict[str, Any], source: str, allow: bool = False) -> int:
+    """The search's seed: an integer >= 0 that none of the config's report runs uses (unless
+    `allow`); ConfigError otherwise."""
+    seed = check_seed(seed)
+    used = report_seeds(raw, source)
+    if seed in used and not allow:
+        raise ConfigError(
+            f"--seed {seed} is one of {source}'s report seeds {used}: a search must not pick "
+            f"its setting on the runs that report it; use a seed outside them (default "
+            f"{TUNE_SEED}) or pass --allow-report-seed"
+        )
+    return seed
+
+
+def objective(config: dict[str, Any]) -> str:
+    """What a search minimises: a self-play agent's exploitability, else the relative gap."""
+    return "exploitability" if config.get("selfplay") is not None else "relative_gap"
+
+
 def tune_space(space: dict[str, Any]) -> dict[str, Any]:
     from ray import tune
 
@@ -95,6 +151,15 @@ def tune_space(space: dict[str, Any]) -> dict[str, Any]:
     return {
         key: makers[kind](values) for key, spec in space.items() for kind, values in spec.items()
     }
+
+
+# What a trial reports at each evaluation point, and a record keeps of it.
+REPORTED = ("steps", "relative_gap", "gap", "value", "exploitability")
+
+
+def curve_point(point: dict[str, Any]) -> dict[str, Any]:
+    """The reported keys of one evaluation point (exploitability only where scored)."""
+    return {key: point[key] for key in REPORTED if key in point}
 
 
 class TuneProgress:
@@ -118,7 +183,7 @@ class TuneProgress:
         from ray import tune
 
         self.reported += 1
-        tune.report({key: point[key] for key in ("relative_gap", "gap", "value", "steps")})
+        tune.report(curve_point(point))
 
 
 def trial(params: dict[str, Any], raw: dict[str, Any], budget: str, seed: int, root: str) -> None:
@@ -135,20 +200,34 @@ def trial(params: dict[str, Any], raw: dict[str, Any], budget: str, seed: int, r
             progress.evaluated(point)
 
 
+def baseline_curve(raw: dict[str, Any], budget: str, seed: int, root: str) -> list[dict]:
+    """The unmodified config's run (trained, or read back from the store): its whole curve."""
+    from training.runs import read_json, run_dir
+    from training.train import run
+
+    config = resolve_config(raw, budget, source="baseline")
+    run(config, seed, root)
+    return [curve_point(p) for p in read_json(run_dir(root, config, seed) / "curve.json")]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        seed, raw, base, space = _checked_arguments(args)
+        search = _checked_arguments(args)
     except ConfigError as error:
         parser.exit(2, f"error: {error}\n")
-    grid = _fit(args, raw, base, space, seed)
-    if grid is None:
+    start = time.perf_counter()
+    fitted = _fit(args, search)
+    if fitted is None:
         print("interrupted; finished trials stay in the run store: run again to reuse them",
               file=sys.stderr)  # fmt: skip
         return 130
-    _print_trials(grid, space, base)
-    return 0
+    grid, baseline = fitted
+    record = search_record(args, search, trial_records(grid), baseline)
+    record["wall_seconds"] = round(time.perf_counter() - start, 1)
+    print_search(record)
+    return _write_outputs(args, search, record)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -160,55 +239,109 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("config", help="a YAML file such as configs/pig/qlearning.yaml")
     parser.add_argument("--samples", type=int, default=8, help="trials (default 8)")
     parser.add_argument("--budget", default="quick", choices=BUDGETS)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed", type=int, default=TUNE_SEED, help=f"the trials' seed (default {TUNE_SEED})"
+    )
+    parser.add_argument(
+        "--allow-report-seed",
+        action="store_true",
+        help="allow a --seed that the config's own runs use",
+    )
     parser.add_argument("--space", default=None, help="a YAML search space (default: built in)")
     parser.add_argument("--workers", type=int, default=2, help="CPUs of a local Ray")
     parser.add_argument("--address", default=None, help="a Ray cluster (default: start one)")
     parser.add_argument("--runs", default="runs", help="the run store (default: runs)")
     parser.add_argument("--grace", type=int, default=2, help="evaluations before ASHA may stop")
+    parser.add_argument(
+        "--baseline",
+        action="store_true",
+        help="also run the unmodified config (same budget and seed), to measure what tuning won",
+    )
+    parser.add_argument("--record", default=None, help="write the search as JSON to this file")
+    parser.add_argument(
+        "--write-config", default=None, help="write the winner as a config YAML (needs --record)"
+    )
     return parser
 
 
-def _checked_arguments(args: argparse.Namespace) -> tuple[int, dict, dict, dict]:
-    """(seed, the raw config, its resolved budget, the checked search space), or ConfigError."""
+class Search:
+    """A search's checked inputs: the raw config and its hash, the resolved base config, the
+    seed, the space and where it came from."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.raw = read_raw(args.config)
+        self.config_sha256 = hashlib.sha256(Path(args.config).read_bytes()).hexdigest()
+        self.base = resolve_config(self.raw, args.budget, source=args.config)
+        self.seed = check_search_seed(args.seed, self.raw, args.config, args.allow_report_seed)
+        most = asha_settings(self.base, 1, "relative_gap")["max_t"]
+        if args.grace > most:
+            raise ConfigError(
+                f"--grace must be at most {most} at this budget (its evaluation points + 1, "
+                f"where ASHA stops no trial), got {args.grace}"
+            )
+        algo = self.base["algo"]
+        source = f"built in ({algo})" if args.space is None else args.space
+        space = DEFAULT_SPACES[algo] if args.space is None else read_raw(args.space)
+        self.space = check_space(space, self.raw, args.budget, source)
+        self.space_source = source
+        self.metric = objective(self.base)
+
+
+def _checked_arguments(args: argparse.Namespace) -> Search:
+    """The search's checked inputs, or ConfigError."""
     if args.samples < 1:
         raise ConfigError(f"--samples must be >= 1, got {args.samples}")
     if args.workers < 1:
         raise ConfigError(f"--workers must be >= 1, got {args.workers}")
     if args.grace < 1:
         raise ConfigError(f"--grace must be >= 1, got {args.grace}")
+    if args.write_config is not None and args.record is None:
+        raise ConfigError("--write-config needs --record: a tuned config names its search")
     if importlib.util.find_spec("ray") is None:
         raise ConfigError("training.tune needs Ray Tune: pip install -e '.[ray]'")
-    seed = check_seed(args.seed)
-    raw = read_raw(args.config)
-    base = resolve_config(raw, args.budget, source=args.config)
-    space = DEFAULT_SPACES[base["algo"]] if args.space is None else read_raw(args.space)
-    space = check_space(space, raw, args.budget, args.space or "the default space")
-    return seed, raw, base, space
+    return Search(args)
 
 
-def _fit(args: argparse.Namespace, raw: dict, base: dict, space: dict, seed: int):
-    """Run the trials on Ray Tune under ASHA; their result grid, or None if interrupted."""
+def asha_settings(base: dict[str, Any], grace: int, metric: str) -> dict[str, Any]:
+    """ASHA's settings for a config: one time unit per evaluation point; max_t lies past the
+    last point, so a trial that ASHA keeps always runs to the end of the budget."""
+    evaluations = base["timesteps"] // base["eval_every"] + 1
+    return {
+        "time_attr": "training_iteration",
+        "metric": metric,
+        "mode": "min",
+        "max_t": evaluations + 1,
+        "grace_period": grace,
+        "reduction_factor": REDUCTION_FACTOR,
+    }
+
+
+def _fit(args: argparse.Namespace, search: Search):
+    """The trials on Ray Tune under ASHA, and the baseline's curve if asked for (beside them,
+    in a Ray task of its own); None if interrupted."""
     import ray
     from ray import tune
     from ray.tune.schedulers import ASHAScheduler
+    from ray.tune.search.basic_variant import BasicVariantGenerator
 
-    evaluations = base["timesteps"] // base["eval_every"] + 1
+    asha = asha_settings(search.base, args.grace, search.metric)
     root = str(Path(args.runs).resolve())
+    context = {"raw": search.raw, "budget": args.budget, "seed": search.seed, "root": root}
     try:
         if args.address is None:
             ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
         else:
             ray.init(address=args.address, log_to_driver=False)
-        trainable = tune.with_parameters(trial, raw=raw, budget=args.budget, seed=seed, root=root)
+        baseline = None
+        if args.baseline:
+            baseline = ray.remote(num_cpus=1)(_waiting_baseline_curve).remote(**context)
         tuner = tune.Tuner(
-            tune.with_resources(trainable, {"cpu": 1}),
-            param_space=tune_space(space),
+            tune.with_resources(tune.with_parameters(trial, **context), {"cpu": 1}),
+            param_space=tune_space(search.space),
             tune_config=tune.TuneConfig(
-                metric="relative_gap",
-                mode="min",
                 num_samples=args.samples,
-                scheduler=ASHAScheduler(max_t=evaluations + 1, grace_period=args.grace),
+                search_alg=BasicVariantGenerator(random_state=search.seed),
+                scheduler=ASHAScheduler(**asha),
             ),
             run_config=tune.RunConfig(
                 name=f"tune-{Path(args.config).parent.name}-{Path(args.config).stem}",
@@ -216,7 +349,9 @@ def _fit(args: argparse.Namespace, raw: dict, base: dict, space: dict, seed: int
                 verbose=0,
             ),
         )
-        return tuner.fit()
+        with _ctrl_c_raises():
+            grid = tuner.fit()
+        return grid, (None if baseline is None else ray.get(baseline))
     except KeyboardInterrupt:
         return None
     finally:
@@ -224,24 +359,260 @@ def _fit(args: argparse.Namespace, raw: dict, base: dict, space: dict, seed: int
             ray.shutdown()
 
 
-def _print_trials(grid, space: dict, base: dict) -> None:
-    """The trials' table (those that trained longest first) and the best hyperparameters."""
-    rows = []
+@contextmanager
+def _ctrl_c_raises():
+    """Tune's own Ctrl-C handler ends a search early and returns its trials as if it were
+    done; without it, Ctrl-C raises KeyboardInterrupt, so a cut search is never recorded."""
+    previous = os.environ.get(TUNE_SIGINT_SWITCH)
+    os.environ[TUNE_SIGINT_SWITCH] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ[TUNE_SIGINT_SWITCH]
+        else:
+            os.environ[TUNE_SIGINT_SWITCH] = previous
+
+
+def _waiting_baseline_curve(raw: dict, budget: str, seed: int, root: str) -> list[dict]:
+    """`baseline_curve`, waiting while a trial with the same setting trains the same run."""
+    from training.runs import RunStoreError
+
+    while True:
+        try:
+            return baseline_curve(raw, budget, seed, root)
+        except RunStoreError as error:
+            if "being trained by another process" not in str(error):
+                raise
+            time.sleep(2)
+
+
+def _number(value: Any) -> Any:
+    """A numpy scalar as a plain int or float (JSON's)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def trial_records(grid) -> list[dict[str, Any]]:
+    """Each trial of a result grid: its index, params, the points it reported, error if any."""
+    trials = []
     for result in grid:
-        if result.metrics:
-            rows.append((result.metrics["relative_gap"], result.metrics["steps"], result.config))
-    rows.sort(key=lambda row: (-row[1], row[0]))  # trials that ran to the end first
-    print("| relative gap | steps | " + " | ".join(space) + " |")
-    print("|---|---|" + "---|" * len(space))
-    for gap, steps, params in rows:
-        values = " | ".join(f"{params[key]:.4g}" for key in space)
-        gap = 0.0 if abs(gap) < 1e-12 else gap  # rounding in the solve, not a gap
-        print(f"| {100 * gap:.4g} % | {steps:,} | {values} |")
-    if rows:
-        best = with_params({"hyperparams": base["hyperparams"]}, rows[0][2])["hyperparams"]
-        print("\nbest hyperparams (of the trials that trained longest; exact values, so the")
-        print("config below is the same run, read back from the store):")
-        print(yaml.safe_dump({"hyperparams": best}, sort_keys=False).strip())
+        frame = result.metrics_dataframe
+        curve = []
+        if frame is not None:
+            for row in frame.to_dict("records"):
+                point = {k: row[k] for k in REPORTED if k in row and not _is_nan(row[k])}
+                curve.append({k: _number(v) for k, v in point.items()})
+        trial_id = str((result.metrics or {}).get("trial_id") or Path(result.path).name)
+        index = re.search(r"_(\d+)(?:_|$)", trial_id)  # Tune's ids end in the sample's number
+        trials.append(
+            {
+                "trial": int(index.group(1)) if index else len(trials),
+                "params": {k: _number(v) for k, v in result.config.items()},
+                "curve": curve,
+                "error": None if result.error is None else str(result.error).splitlines()[0],
+            }
+        )
+    return sorted(trials, key=lambda t: t["trial"])
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def settle(value: float) -> float:
+    """A gap with float round-off (|x| < ROUND_OFF) taken as 0."""
+    return 0.0 if abs(value) < ROUND_OFF else value
+
+
+def finish_trial(trial: dict[str, Any], timesteps: int) -> dict[str, Any]:
+    """A trial's record completed from its curve: steps reached, whether it ran the whole
+    budget, whether ASHA stopped it, and its final scores."""
+    curve = trial["curve"]
+    last = curve[-1] if curve else {}
+    trial["steps"] = last.get("steps", 0)
+    trial["finished"] = trial["error"] is None and trial["steps"] >= timesteps
+    trial["stopped_by_asha"] = trial["error"] is None and trial["steps"] < timesteps
+    for key in ("relative_gap", "gap", "exploitability"):
+        if key in last:
+            trial[f"final_{key}"] = last[key]
+    return trial
+
+
+def ranking_key(trial: dict[str, Any], metric: str) -> tuple:
+    """Lower is better: the final score, then the mean score over the evaluation points (the
+    faster learner), then the params as sorted JSON, so that ties always break the same way."""
+    mean = sum(point[metric] for point in trial["curve"]) / len(trial["curve"])
+    return (
+        settle(trial[f"final_{metric}"]),
+        settle(mean),
+        json.dumps(trial["params"], sort_keys=True),
+    )
+
+
+def ranked(trials: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
+    """The trials that ran the whole budget, best first (see `ranking_key`)."""
+    return sorted((t for t in trials if t["finished"]), key=lambda t: ranking_key(t, metric))
+
+
+def _summary(trial: dict[str, Any], raw: dict[str, Any], budget: str) -> dict[str, Any]:
+    """A ranked trial as the record names it: its params, whole hyperparams and final scores."""
+    config = resolve_config(with_params(raw, trial["params"]), budget, source="trial")
+    finals = {k: v for k, v in trial.items() if k.startswith("final_")}
+    return {
+        "trial": trial["trial"],
+        "params": trial["params"],
+        "hyperparams": config["hyperparams"],
+        **finals,
+    }
+
+
+def baseline_record(
+    search: Search, trials: list[dict], curve: list[dict] | None, root: str
+) -> dict[str, Any] | None:
+    """The committed setting's score at the search's budget and seed: the `--baseline` run,
+    else a trial that ran it to the end, else the run if the store has it finished; None if
+    none of them is there."""
+    from training.runs import read_json, run_dir
+
+    source, trial_index = "run", None
+    if curve is None:
+        for trial in trials:
+            config = resolve_config(with_params(search.raw, trial["params"]), search.base["budget"])
+            if trial["finished"] and config["hyperparams"] == search.base["hyperparams"]:
+                source, trial_index, curve = "trial", trial["trial"], trial["curve"]
+                break
+    if curve is None:
+        directory = run_dir(root, search.base, search.seed)
+        if read_json(directory / "result.json") is None:
+            return None
+        source = "store"
+        curve = [curve_point(p) for p in read_json(directory / "curve.json")]
+    record = {"source": source, "trial": trial_index, "curve": curve, "error": None}
+    record = finish_trial(record, search.base["timesteps"])
+    for key in ("error", "stopped_by_asha"):
+        del record[key]
+    return record
+
+
+def search_record(
+    args: argparse.Namespace, search: Search, trials: list[dict], baseline: list[dict] | None
+) -> dict[str, Any]:
+    """What a search did and found, as `--record` writes it."""
+    from training.runs import PACKAGE, code_fingerprint, library_versions
+
+    base, metric = search.base, search.metric
+    trials = [finish_trial(t, base["timesteps"]) for t in trials]
+    best = ranked(trials, metric)
+    root = str(Path(args.runs).resolve())
+    return {
+        "format": RECORD_FORMAT,
+        "config": {"path": _shown_path(args.config), "sha256": search.config_sha256},
+        "env_id": base["env_id"],
+        "env_kwargs": base["env_kwargs"],
+        "algo": base["algo"],
+        "budget": args.budget,
+        "timesteps": base["timesteps"],
+        "eval_every": base["eval_every"],
+        "seed": search.seed,
+        "samples": args.samples,
+        "grace": args.grace,
+        "objective": metric,
+        "asha": asha_settings(base, args.grace, metric),
+        "space": search.space,
+        "space_source": search.space_source,
+        "base_hyperparams": base["hyperparams"],
+        "trials": trials,
+        "winner": _summary(best[0], search.raw, args.budget) if best else None,
+        "runner_up": _summary(best[1], search.raw, args.budget) if len(best) > 1 else None,
+        "baseline": baseline_record(search, trials, baseline, root),
+        "package": {"name": PACKAGE, "version": version(PACKAGE), "code": code_fingerprint()},
+        "libraries": {**library_versions(), "ray": version("ray")},
+    }
+
+
+def _shown_path(path: str) -> str:
+    """A path relative to the working folder where it lies inside it (the repository's root)."""
+    resolved = Path(path).resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+def percent(value: float) -> str:
+    """A relative gap as a percentage (round-off shown as 0)."""
+    return f"{100 * settle(value):.4g} %"
+
+
+def print_search(record: dict[str, Any]) -> None:
+    """The trials' table (those that ran the whole budget first, best first), the winner's
+    hyperparameters and the baseline."""
+    space, metric = list(record["space"]), record["objective"]
+    best = ranked(record["trials"], metric)
+    rest = [t for t in record["trials"] if not t["finished"]]
+    print(f"| {metric.replace('_', ' ')} | steps | stopped by ASHA | " + " | ".join(space) + " |")
+    print("|---|---|---|" + "---|" * len(space))
+    for trial in best + sorted(rest, key=lambda t: -t["steps"]):
+        values = " | ".join(f"{trial['params'][key]:.4g}" for key in space)
+        score = "error" if trial["error"] else _score(trial.get(f"final_{metric}"), metric)
+        stopped = "yes" if trial["stopped_by_asha"] else "no"
+        print(f"| {score} | {trial['steps']:,} | {stopped} | {values} |")
+    winner, baseline = record["winner"], record["baseline"]
+    if winner is not None:
+        print(f"\nbest hyperparams (trial {winner['trial']}; exact values, so a config with them")
+        print("is the same run, read back from the store):")
+        print(yaml.safe_dump({"hyperparams": winner["hyperparams"]}, sort_keys=False).strip())
+    if baseline is not None:
+        final = baseline.get(f"final_{metric}")
+        print(f"\nthe committed setting ({baseline['source']}): {_score(final, metric)}")
+
+
+def _score(value: float | None, metric: str) -> str:
+    if value is None:
+        return "none"
+    return percent(value) if metric == "relative_gap" else f"{settle(value):.6g}"
+
+
+def tuned_config_text(raw: dict[str, Any], config_path: str, record: dict, record_path: str) -> str:
+    """The base config with the winner's hyperparameters, as YAML: a header saying it was
+    tuned and by which record, then the base config's own header comments."""
+    winner = record["winner"]
+    header = [
+        f"# Tuned by training.tune (search record: {_shown_path(record_path)}): the best of "
+        f"{len(record['trials'])} trials",
+        f"# at the {record['budget']} budget, seed {record['seed']}, on its exact "
+        f"{record['objective'].replace('_', ' ')}; the rest as in {record['config']['path']}.",
+    ]
+    own = []
+    for line in Path(config_path).read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        own.append(line)
+    body = yaml.safe_dump(
+        with_params(raw, winner["params"]), sort_keys=False, default_flow_style=None
+    )
+    return "\n".join(header + own) + "\n" + body
+
+
+def _write_outputs(args: argparse.Namespace, search: Search, record: dict[str, Any]) -> int:
+    """Write the record and the tuned config where asked; 1 if a config was asked for but no
+    trial ran the whole budget."""
+    from training.runs import atomic_write_bytes, atomic_write_json, ctrl_c_deferred
+
+    if args.record is not None:
+        with ctrl_c_deferred():
+            atomic_write_json(Path(args.record), record)
+        print(f"\nrecord: {args.record}")
+    if args.write_config is None:
+        return 0
+    if record["winner"] is None:
+        print("no trial ran the whole budget: no config written", file=sys.stderr)
+        return 1
+    text = tuned_config_text(search.raw, args.config, record, args.record)
+    with ctrl_c_deferred():
+        atomic_write_bytes(Path(args.write_config), text.encode())
+    print(f"tuned config: {args.write_config}")
+    return 0
 
 
 if __name__ == "__main__":

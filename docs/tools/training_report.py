@@ -1,14 +1,19 @@
-"""Write the repository's training docs from the run store (`make train`, `make report`).
+"""Write the repository's training docs from the run archive (`make train`, `make report`).
 
     python -m docs.tools.training_report [--budget quick|full] [--configs configs]
                                          [--runs runs] [--games pig ...]
 
-Run from the repository's root. The library's report (`training.report`) goes to
-docs/training (the `quick` budget) or docs/training/full (`full`), each trained game's
-training section to docs/games/<game>.md, and the pages of games no config trains at the
-budget say so. Then the results page, docs/results/training.md: its `training`,
-`training-timing` and `training-exploitability` sections from a `quick` report of every
-config, its `training-full` section from a `full` report that has the default games
+Run from the repository's root. The report reads the runs from the archive committed in
+docs/training/runs/<budget>/ (`training.archive`: each run's config, result, curve, timing
+and compressed per-state arrays, by config name and seed), so it needs no run store and no
+training. With `--runs STORE` the budget's planned runs are first archived from that run
+store (the budget's archive replaced whole: a run no config plans goes); `make train` does
+that after its sweep. The library's report (`training.report`) goes to docs/training (the
+`quick` budget) or docs/training/full (`full`), each trained game's training section to
+docs/games/<game>.md, and the pages of games no config trains at the budget say so. Then
+the results page, docs/results/training.md: its `training`, `training-timing` and
+`training-exploitability` sections from a `quick` report of every config, its
+`training-full` section from a `full` report that has the default games
 (`RESULTS_FULL_CONFIGS`); a report of fewer configs leaves the page as it is.
 """
 
@@ -19,6 +24,7 @@ import sys
 from pathlib import Path
 
 from docs.tools.readme import ROOT, check_markers, rebase_links, replace_marked_section
+from training.archive import Archive, archive_runs
 from training.report import (
     Report,
     ReportError,
@@ -45,6 +51,11 @@ RESULTS_FULL_CONFIGS = (
 def report_folder(budget: str, docs: Path) -> Path:
     """Where the repository keeps the report of `budget`."""
     return docs / "training" if budget == "quick" else docs / "training" / "full"
+
+
+def archive_folder(docs: Path) -> Path:
+    """Where the repository keeps its run archive (one folder per budget inside)."""
+    return docs / "training" / "runs"
 
 
 def _config_name(path: Path) -> str:
@@ -102,22 +113,27 @@ def write_full_section(report: Report, page: Path, full_configs=None) -> bool:
 def write_training_docs(
     configs: str | Path,
     budget: str,
-    runs: str | Path,
+    runs: str | Path | None = None,
     games: list[str] | None = None,
     docs: Path = Path("docs"),
     page: Path | None = None,
     full_configs: tuple[str, ...] | None = None,
 ) -> Report:
-    """The report of `budget` into its folder under `docs`, the games' pages, and the
-    sections of the results `page` (default: `docs`/results/training.md)."""
+    """The report of `budget` from the archive (`archive_folder(docs)`/<budget>) into its
+    folder under `docs`, the games' pages, and the sections of the results `page` (default:
+    `docs`/results/training.md). `runs`: a run store whose planned runs of `budget` (of
+    `games`) are archived first; None reports from the archive as it is."""
     page = results_page(docs) if page is None else page
     if budget == "full":
         check_markers(page, "training-full")  # refused before the report, not after
     elif games is None:
         for name in ("training", "training-timing", "training-exploitability"):
             check_markers(page, name)
+    if runs is not None:
+        archive_runs(configs, budget, runs, archive_folder(docs), games)
+    archive = Archive(archive_folder(docs) / budget)
     reproduce = "`make demo`" if budget == "quick" else None
-    report = make_report(configs, budget, runs, report_folder(budget, docs), games, reproduce)
+    report = make_report(configs, budget, archive, report_folder(budget, docs), games, reproduce)
     write_game_pages(report, docs)
     write_untrained_pages(configs, budget, docs)
     if budget == "quick" and games is None:
@@ -132,7 +148,12 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m docs.tools.training_report", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--configs", default="configs")
-    parser.add_argument("--runs", default="runs")
+    parser.add_argument(
+        "--runs",
+        default=None,
+        help="archive the budget's planned runs from this run store first (default: report "
+        "from the archive as it is)",
+    )
     parser.add_argument("--budget", default="quick", choices=("quick", "full"))
     parser.add_argument("--games", nargs="+", default=None)
     args = parser.parse_args(argv)

@@ -1,0 +1,420 @@
+"""Solitaire Yahtzee: the rules once, as batch operations over arrays, and the game's structure.
+
+Sources: the official rules (Milton Bradley / Hasbro instructions); T. Verhoeff, "Optimal
+Solitaire Yahtzee Player" (1999, and "How to Maximize Your Score in Solitaire Yahtzee", 1999);
+J. Glenn, "An Optimal Strategy for Yahtzee" (Loyola College technical report CS-TR-0002, 2006).
+
+The game is too large for the project's tables (about half a million turn-start states, each with
+a three-roll turn inside), so instead of `transitions` this model offers its structure:
+
+- Turn-start states ``(filled, upper, yahtzee50)``: the bit mask of filled boxes (bit ``b`` for
+  box ``b`` in `BOX_NAMES` order), the upper total capped at 63, and whether the Yahtzee box
+  holds 50. `Yahtzee.turn_start_states` lists the reachable ones in an order in which a turn
+  only leads to later ones (by the number of filled boxes); `state_index` maps them into a
+  dense array of `NUM_STATE_SLOTS` entries.
+- The graph inside a turn, the same for every turn: roll five dice (`ROLL_PROBABILITIES` over the
+  252 sorted dice multisets `DICE`), keep a multiset (`KEEPS`: the 462 multisets of 0 to 5 dice),
+  roll the rest (`KEEP_OUTCOMES`, or one die at a time through `KEEP_ADD`), keep, roll, score.
+  Rerolls as the env numbers them (bit ``i`` rerolls the ``i``-th lowest die) map to keeps by
+  `REROLL_KEEP`; `REROLL_LEGAL` keeps the lowest-numbered reroll of each distinct keep.
+- Scoring, in batches: `Yahtzee.scoring(filled, dice)` (legal boxes and the points written in
+  them, joker-aware) and `Yahtzee.score_result(...)` (the reward with its bonuses and the next
+  state). The scoring depends on the filled boxes only through which boxes are open, except for
+  a Yahtzee rolled with the Yahtzee box filled (the joker rules); the reward and next state
+  depend on the dice only through the points and whether the dice are a Yahtzee. Solvers may
+  rely on both facts (a test holds the model to them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations_with_replacement
+from math import factorial
+from typing import NamedTuple
+
+import numpy as np
+
+from dice_envs.games.base import check_choice
+
+BOX_NAMES = (
+    "ones",
+    "twos",
+    "threes",
+    "fours",
+    "fives",
+    "sixes",
+    "three_of_a_kind",
+    "four_of_a_kind",
+    "full_house",
+    "small_straight",
+    "large_straight",
+    "yahtzee",
+    "chance",
+)
+NUM_BOXES = 13
+UPPER_BOXES = tuple(range(6))
+THREE_KIND, FOUR_KIND, FULL_HOUSE, SMALL_STRAIGHT, LARGE_STRAIGHT, YAHTZEE, CHANCE = range(6, 13)
+LOWER_BOXES = tuple(range(6, 13))
+FULL_CARD = (1 << NUM_BOXES) - 1
+UPPER_TARGET = 63
+UPPER_BONUS = 35
+YAHTZEE_BONUS = 100
+JOKER_RULES = ("forced", "free", "verhoeff")
+UPPER_LEVELS = UPPER_TARGET + 1  # the upper total 0..63 (capped)
+NUM_STATE_SLOTS = (FULL_CARD + 1) * UPPER_LEVELS * 2
+NUM_DICE = 5
+
+
+def _multisets(size: int) -> list[tuple[int, ...]]:
+    return list(combinations_with_replacement(range(1, 7), size))
+
+
+def _counts(faces: Sequence[int]) -> list[int]:
+    return [sum(1 for f in faces if f == face) for face in range(1, 7)]
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+DICE_FACES = _frozen(np.array(_multisets(NUM_DICE), dtype=np.int8))
+"""(252, 5): the sorted faces of each dice multiset, in lexicographic order."""
+DICE = _frozen(np.array([_counts(d) for d in DICE_FACES], dtype=np.int8))
+"""(252, 6): how many dice show each face 1..6, per dice multiset."""
+NUM_DICE_SETS = len(DICE)
+_KEEP_TUPLES = [keep for size in range(NUM_DICE + 1) for keep in _multisets(size)]
+KEEPS = _frozen(np.array([_counts(k) for k in _KEEP_TUPLES], dtype=np.int8))
+"""(462, 6): face counts of every multiset of 0..5 dice, by size then lexicographically; the
+last 252 are the dice multisets in `DICE` order (a keep of five dice is the dice themselves)."""
+NUM_KEEPS = len(KEEPS)
+KEEP_SIZE = _frozen(KEEPS.sum(axis=1).astype(np.int8))
+KEEP_LEVEL_START = tuple(int(np.searchsorted(KEEP_SIZE, n)) for n in range(NUM_DICE + 2))
+"""Keeps of n dice are ``KEEPS[KEEP_LEVEL_START[n]:KEEP_LEVEL_START[n + 1]]``."""
+DICE_KEEP_OFFSET = KEEP_LEVEL_START[NUM_DICE]  # keep index of dice multiset i: offset + i
+_KEEP_INDEX = {keep: i for i, keep in enumerate(_KEEP_TUPLES)}
+
+
+def _add_remove_tables() -> tuple[np.ndarray, np.ndarray]:
+    add = np.full((NUM_KEEPS, 6), -1, dtype=np.int32)
+    remove = np.full((NUM_KEEPS, 6), -1, dtype=np.int32)
+    for i, keep in enumerate(_KEEP_TUPLES):
+        for face in range(1, 7):
+            if len(keep) < NUM_DICE:
+                add[i, face - 1] = _KEEP_INDEX[tuple(sorted(keep + (face,)))]
+            if face in keep:
+                rest = list(keep)
+                rest.remove(face)
+                remove[i, face - 1] = _KEEP_INDEX[tuple(rest)]
+    return _frozen(add), _frozen(remove)
+
+
+KEEP_ADD, KEEP_REMOVE = _add_remove_tables()
+"""(462, 6) each: the keep with one more die showing face f+1 (-1 for five dice), and the keep
+with one die of face f+1 taken out (-1 if no die shows it). Rolling the dice a keep leaves out
+one at a time: the expected value of a keep is the mean over the six faces of the keep with one
+more die; that recursion is the whole roll."""
+
+
+def _keep_outcomes() -> np.ndarray:
+    factorials = np.array([factorial(n) for n in range(NUM_DICE + 1)], dtype=float)
+    rolled = DICE[None, :, :].astype(np.int64) - KEEPS[:, None, :]
+    possible = (rolled >= 0).all(axis=-1)
+    rolled = np.maximum(rolled, 0)
+    size = rolled.sum(axis=-1)
+    ways = factorials[size] / factorials[rolled].prod(axis=-1)
+    return _frozen(np.where(possible, ways / 6.0**size, 0.0))
+
+
+KEEP_OUTCOMES = _keep_outcomes()
+"""(462, 252): the probability of each dice multiset after keeping a multiset and rolling the
+other dice (a keep of five dice stays as it is)."""
+ROLL_PROBABILITIES = KEEP_OUTCOMES[0]
+"""(252,): the distribution of a roll of five dice."""
+
+
+def _reroll_tables() -> tuple[np.ndarray, np.ndarray]:
+    keep_of = np.zeros((NUM_DICE_SETS, 32), dtype=np.int32)
+    legal = np.zeros((NUM_DICE_SETS, 32), dtype=bool)
+    for d, faces in enumerate(DICE_FACES.tolist()):
+        seen = set()
+        for bits in range(32):
+            kept = tuple(f for i, f in enumerate(faces) if not bits >> i & 1)
+            keep_of[d, bits] = _KEEP_INDEX[kept]
+            legal[d, bits] = bits != 0 and kept not in seen
+            seen.add(kept)
+    return _frozen(keep_of), _frozen(legal)
+
+
+REROLL_KEEP, REROLL_LEGAL = _reroll_tables()
+"""(252, 32) each: the keep left by rerolling the dice whose bit is set (the five dice in
+ascending order of face, bit 0 the lowest), and whether that reroll is the lowest-numbered
+non-empty one leaving its keep (the one legal reroll per distinct keep)."""
+
+
+def _points_tables() -> tuple[np.ndarray, np.ndarray]:
+    counts = DICE.astype(np.int64)
+    total = (counts * np.arange(1, 7)).sum(axis=1)
+    most = counts.max(axis=1)
+    present = counts > 0
+
+    def runs(length: int) -> np.ndarray:
+        windows = [present[:, s : s + length].all(axis=1) for s in range(7 - length)]
+        return np.any(windows, axis=0)
+
+    points = np.zeros((NUM_DICE_SETS, NUM_BOXES), dtype=np.int64)
+    points[:, :6] = counts * np.arange(1, 7)
+    points[:, THREE_KIND] = np.where(most >= 3, total, 0)
+    points[:, FOUR_KIND] = np.where(most >= 4, total, 0)
+    # Exactly three of one face and two of another: five of a kind is not a full house.
+    points[:, FULL_HOUSE] = np.where((most == 3) & ((counts == 2).sum(axis=1) == 1), 25, 0)
+    points[:, SMALL_STRAIGHT] = np.where(runs(4), 30, 0)
+    points[:, LARGE_STRAIGHT] = np.where(runs(5), 40, 0)
+    points[:, YAHTZEE] = np.where(most == 5, 50, 0)
+    points[:, CHANCE] = total
+    joker = points.copy()  # a Yahtzee played as a joker: the lower boxes score in full
+    joker[:, FULL_HOUSE] = 25
+    joker[:, SMALL_STRAIGHT] = 30
+    joker[:, LARGE_STRAIGHT] = 40
+    return _frozen(points), _frozen(joker)
+
+
+BOX_POINTS, JOKER_POINTS = _points_tables()
+"""(252, 13) each: the points of each dice multiset in each box, plainly and as a joker (Full
+house, Small and Large straight in full; the rest as plainly). Only Yahtzee rows of
+`JOKER_POINTS` are ever used."""
+IS_YAHTZEE = _frozen(DICE.max(axis=1) == NUM_DICE)
+YAHTZEE_FACE = _frozen(np.where(IS_YAHTZEE, DICE.argmax(axis=1), -1))
+"""(252,): the face index 0..5 of a Yahtzee roll, -1 for other dice."""
+YAHTZEE_DICE = _frozen(np.flatnonzero(IS_YAHTZEE))
+_IS_UPPER = _frozen(np.arange(NUM_BOXES) < 6)
+_IS_LOWER = _frozen(~_IS_UPPER)
+
+
+def dice_index(faces: Sequence[int]) -> int:
+    """The index in `DICE` of five dice given by their faces (any order)."""
+    values = tuple(sorted(int(f) for f in faces))
+    if len(values) != NUM_DICE or not all(1 <= f <= 6 for f in values):
+        raise ValueError(f"dice must be five faces in 1..6, got {tuple(faces)!r}")
+    return _KEEP_INDEX[values] - DICE_KEEP_OFFSET
+
+
+def keep_index(faces: Sequence[int]) -> int:
+    """The index in `KEEPS` of a multiset of 0..5 dice given by their faces."""
+    values = tuple(sorted(int(f) for f in faces))
+    if len(values) > NUM_DICE or not all(1 <= f <= 6 for f in values):
+        raise ValueError(f"a keep must be 0..5 faces in 1..6, got {tuple(faces)!r}")
+    return _KEEP_INDEX[values]
+
+
+def state_index(filled, upper, yahtzee50):
+    """The slot of turn-start states in a dense array of `NUM_STATE_SLOTS` entries (arrays
+    broadcast): ``(filled * 64 + upper) * 2 + yahtzee50``."""
+    return (np.asarray(filled, dtype=np.int64) * UPPER_LEVELS + upper) * 2 + np.asarray(
+        yahtzee50, dtype=np.int64
+    )
+
+
+class TurnState(NamedTuple):
+    """The score card between turns: filled boxes (bit mask), upper total (capped at 63), and
+    whether the Yahtzee box holds 50."""
+
+    filled: int
+    upper: int
+    yahtzee50: bool
+
+
+def _check_boxes(boxes: Sequence[str] | None) -> tuple[int, ...]:
+    if boxes is None:
+        return tuple(range(NUM_BOXES))
+    allowed = ", ".join(BOX_NAMES)
+    if isinstance(boxes, str | bytes) or not isinstance(boxes, Sequence):
+        raise ValueError(f"boxes must be a sequence of box names ({allowed}); got {boxes!r}")
+    if not boxes or any(name not in BOX_NAMES for name in boxes) or len(set(boxes)) < len(boxes):
+        raise ValueError(
+            f"boxes must be distinct names among {allowed} (at least one); got {boxes!r}"
+        )
+    return tuple(sorted(BOX_NAMES.index(name) for name in boxes))
+
+
+class Yahtzee:
+    """Solitaire Yahtzee under the official rules, with a choice of joker rule.
+
+    ## Rules
+    Thirteen turns; each turn rolls five dice, then up to twice rerolls any of them, then scores
+    the dice in one open box: Ones..Sixes (the dice of that face), Three and Four of a kind (all
+    dice, if that many show one face), Full house 25 (three of one face and two of another:
+    five of a kind is not a full house unless played as a joker), Small straight 30 (four in a
+    row), Large straight 40 (five in a row), Yahtzee 50 (five of a kind), Chance (all dice).
+    The scoring that brings the upper total (Ones..Sixes) to 63 or more pays the upper bonus 35.
+    Each further Yahtzee while the Yahtzee box holds 50 pays a Yahtzee bonus of 100.
+
+    A Yahtzee rolled with the Yahtzee box already filled (50 or 0) is a joker, by `joker`:
+
+    - ``"forced"`` (the official instructions): it must be scored in its upper box if that is
+      open; else in any open lower box, where Full house, Small and Large straight score in
+      full (25, 30, 40); else as 0 in an open upper box.
+    - ``"free"``: any open box; lower boxes score in full.
+    - ``"verhoeff"``: any open box (Verhoeff's rules say the player may choose any open box);
+      Full house, Small and Large straight score in full only when the Yahtzee's own upper box
+      is not open. This is the reading under which the published optimum 254.5896 (Verhoeff
+      1999; Glenn 2006) comes out: the solver gives 254.58961 under it, and 254.58773 under the
+      forced rule (the two differ in the fifth significant digit). Verhoeff's description of
+      his rules ("you may choose any dice pattern for scoring, as long as its box is empty")
+      rules out the forcing; a reading with lower boxes always in full (``"free"``) gives a
+      different number again.
+
+    ## Reduced games
+    `boxes` names the boxes in play (default all 13, in any order). Boxes left out count as
+    filled from the start and never score; the game lasts one turn per box in play. The upper
+    bonus still needs 63 from the upper boxes in play (so it is out of reach when they cannot
+    make 63). The joker and the Yahtzee bonus need the Yahtzee box in play; under ``"forced"``
+    and ``"verhoeff"`` an upper box left out counts as not open.
+
+    Args:
+        joker: ``"forced"`` (default), ``"free"`` or ``"verhoeff"``.
+        boxes: names from `BOX_NAMES`, or None for all.
+
+    Raises:
+        ValueError: a joker rule or box name not listed above, or repeated boxes.
+    """
+
+    def __init__(self, joker: str = "forced", boxes: Sequence[str] | None = None) -> None:
+        self.joker = check_choice("joker", joker, JOKER_RULES)
+        self.boxes = _check_boxes(boxes)
+        self.absent = FULL_CARD & ~sum(1 << b for b in self.boxes)
+        self.has_yahtzee_box = YAHTZEE in self.boxes
+        self.start = TurnState(self.absent, 0, False)
+
+    def __repr__(self) -> str:
+        names = [BOX_NAMES[b] for b in self.boxes]
+        return f"Yahtzee(joker={self.joker!r}, boxes={names!r})"
+
+    @property
+    def num_turns(self) -> int:
+        return len(self.boxes)
+
+    # -- scoring, in batches -------------------------------------------------------------------
+
+    def scoring(self, filled, dice) -> tuple[np.ndarray, np.ndarray]:
+        """Legal boxes and the points written in them, for arrays of filled masks and dice
+        indices (broadcast together).
+
+        Returns:
+            ``(legal, points)``, each of the broadcast shape plus a last axis of 13 boxes
+            (bool, int64). Points are those of the box alone (no bonus); see `score_result`.
+        """
+        filled, dice = np.broadcast_arrays(np.asarray(filled, np.int64), np.asarray(dice))
+        open_ = (filled[..., None] >> np.arange(NUM_BOXES) & 1) == 0
+        joker = IS_YAHTZEE[dice] & self.has_yahtzee_box & ~open_[..., YAHTZEE]
+        face = np.maximum(YAHTZEE_FACE[dice], 0)
+        own_upper_open = np.take_along_axis(open_, face[..., None], axis=-1)[..., 0]
+        legal = open_
+        in_full = joker
+        if self.joker == "verhoeff":
+            in_full = joker & ~own_upper_open
+        elif self.joker == "forced":
+            lower_open = (open_ & _IS_LOWER).any(axis=-1)
+            allowed = np.where(
+                own_upper_open[..., None],
+                np.arange(NUM_BOXES) == face[..., None],
+                np.where(lower_open[..., None], _IS_LOWER, _IS_UPPER),
+            )
+            legal = open_ & (allowed | ~joker[..., None])
+        points = np.where(in_full[..., None], JOKER_POINTS[dice], BOX_POINTS[dice])
+        return legal, points
+
+    @staticmethod
+    def score_result(upper, yahtzee50, box, points, yahtzee_roll):
+        """The reward of scoring `points` in `box` and the next upper total and Yahtzee flag
+        (arrays broadcast; the filled mask gains the box's bit).
+
+        Returns:
+            ``(reward, next_upper, next_yahtzee50)``: the reward is the points plus the upper
+            bonus if this scoring brings the upper total to 63, plus the Yahtzee bonus if the
+            dice are a Yahtzee and the Yahtzee box holds 50.
+        """
+        upper = np.asarray(upper, dtype=np.int64)
+        box = np.asarray(box)
+        points = np.asarray(points, dtype=np.int64)
+        yahtzee50 = np.asarray(yahtzee50, dtype=bool)
+        upper_points = np.where(box < 6, points, 0)
+        reached = upper + upper_points
+        upper_bonus = np.where((upper < UPPER_TARGET) & (reached >= UPPER_TARGET), UPPER_BONUS, 0)
+        yahtzee_bonus = np.where(np.asarray(yahtzee_roll) & yahtzee50, YAHTZEE_BONUS, 0)
+        next_flag = yahtzee50 | ((box == YAHTZEE) & (points == 50))
+        reward = points + upper_bonus + yahtzee_bonus
+        return reward, np.minimum(reached, UPPER_TARGET), next_flag
+
+    # -- one state at a time -------------------------------------------------------------------
+
+    def check_state(self, state: TurnState | Sequence) -> TurnState:
+        """`state` as a `TurnState` of this game, or ValueError."""
+        try:
+            filled, upper, flag = (int(v) for v in state)
+        except (TypeError, ValueError):
+            raise ValueError(f"state must be (filled, upper, yahtzee50), got {state!r}") from None
+        if not (filled & self.absent == self.absent and 0 <= filled <= FULL_CARD):
+            raise ValueError(
+                f"filled must be a 13-bit mask including the absent boxes, got {filled}"
+            )
+        if not 0 <= upper <= UPPER_TARGET or flag not in (0, 1):
+            raise ValueError(f"upper must be in 0..63 and yahtzee50 0 or 1, got {state!r}")
+        if flag and not (self.has_yahtzee_box and filled >> YAHTZEE & 1):
+            raise ValueError("yahtzee50 needs the Yahtzee box in play and filled")
+        return TurnState(filled, upper, bool(flag))
+
+    def legal_boxes(self, state: TurnState, dice: int) -> tuple[int, ...]:
+        """The boxes the dice (an index in `DICE`) may be scored in."""
+        legal, _ = self.scoring(self.check_state(state).filled, dice)
+        return tuple(int(b) for b in np.flatnonzero(legal))
+
+    def score(self, state: TurnState, dice: int, box: int) -> tuple[int, TurnState]:
+        """The reward and next turn-start state of scoring the dice in a legal box."""
+        state = self.check_state(state)
+        legal, points = self.scoring(state.filled, dice)
+        if not 0 <= box < NUM_BOXES or not legal[box]:
+            raise ValueError(f"box {box} is not legal here; legal boxes: {np.flatnonzero(legal)}")
+        reward, upper, flag = self.score_result(
+            state.upper, state.yahtzee50, box, points[box], IS_YAHTZEE[dice]
+        )
+        return int(reward), TurnState(state.filled | 1 << box, int(upper), bool(flag))
+
+    def is_over(self, state: TurnState) -> bool:
+        return state.filled == FULL_CARD
+
+    # -- the turn-start states -------------------------------------------------------------------
+
+    def reachable_uppers(self, filled: int) -> np.ndarray:
+        """(64,) bool: the capped upper totals reachable with these boxes filled."""
+        reach = np.zeros(UPPER_LEVELS, dtype=bool)
+        reach[0] = True
+        for face in range(6):
+            if filled >> face & 1 and face in self.boxes:
+                grown = np.zeros_like(reach)
+                for count in range(NUM_DICE + 1):
+                    shifted = np.flatnonzero(reach) + (face + 1) * count
+                    grown[np.minimum(shifted, UPPER_TARGET)] = True
+                reach = grown
+        return reach
+
+    def turn_start_states(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every reachable turn-start state before the end, as arrays ``(filled, upper,
+        yahtzee50)``, ordered by the number of boxes filled (then by mask, flag, upper): a turn
+        leads only to later states (or to the end)."""
+        present = FULL_CARD & ~self.absent
+        masks = [self.absent | sub for sub in range(present + 1) if sub & present == sub]
+        masks = [m for m in masks if m != FULL_CARD]
+        masks.sort(key=lambda m: (bin(m).count("1"), m))
+        upper_reach: dict[int, np.ndarray] = {}
+        parts = []
+        for mask in masks:
+            key = mask & 0b111111
+            if key not in upper_reach:
+                upper_reach[key] = np.flatnonzero(self.reachable_uppers(mask))
+            uppers = upper_reach[key]
+            flags = (0, 1) if self.has_yahtzee_box and mask >> YAHTZEE & 1 else (0,)
+            for flag in flags:
+                parts.append((np.full(len(uppers), mask), uppers, np.full(len(uppers), flag)))
+        filled, upper, flag = (np.concatenate(p) for p in zip(*parts, strict=True))
+        return filled.astype(np.int64), upper.astype(np.int64), flag.astype(bool)

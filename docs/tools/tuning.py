@@ -1,0 +1,215 @@
+"""Write docs/results/tuning.md from the committed search records (docs/training/tuning/*.json).
+
+    python -m docs.tools.tuning
+
+Run from the repository's root. A record is what `python -m training.tune CONFIG --record FILE`
+writes; each gets a section: its space, budget and seed, every trial (those that ran the whole
+budget first, each group by final score), the winner and the runner-up, the committed setting's
+score and whether tuning helped. Nothing here is timed or trained, so the page is the same on
+every run (a test holds the committed page to what this tool writes now).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from training.tune import percent, ranked, settle
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDS = ROOT / "docs" / "training" / "tuning"
+PAGE = ROOT / "docs" / "results" / "tuning.md"
+
+INTRO = """\
+# Tuning searches
+
+Each section below is one hyperparameter search by `training.tune`: Ray Tune with ASHA, every
+trial a run of a committed config with sampled hyperparameters, scored by its exact relative
+gap at every evaluation point (a self-play config: its exact exploitability), so the objective
+has no sampling noise. The searches use a seed that no config's own runs use (1000 unless
+stated), so a setting is never chosen on the runs that then report it. The winner is the best
+trial that ran the whole budget (ties: the lower mean score over the evaluation points, then
+the parameters' order); the committed setting is scored at the same budget and seed
+(`--baseline`) to say whether tuning helped. Both scores are one seed's run: a difference
+smaller than the spread between seeds (the training report gives it per config) is not
+evidence that one setting is better.
+
+Record a search and rewrite this page (from the repository's root):
+
+```
+python -m training.tune configs/GAME/ALGO.yaml --budget quick --samples 8 --baseline \\
+    --record docs/training/tuning/GAME_ALGO_quick.json
+python -m docs.tools.tuning
+```
+"""
+
+NO_RECORDS = "No search has been recorded yet.\n"
+OBJECTIVE_NAMES = {"relative_gap": "relative gap", "exploitability": "exploitability"}
+BASELINE_SOURCES = {
+    "run": "a run beside the trials",
+    "trial": "one of the trials, which sampled it",
+    "store": "its finished run, read from the run store",
+}
+
+
+def records(folder: Path = RECORDS) -> list[tuple[str, dict[str, Any]]]:
+    """(file name, record) of every record in `folder`, by file name."""
+    return [(path.name, json.loads(path.read_text())) for path in sorted(folder.glob("*.json"))]
+
+
+def page(folder: Path = RECORDS) -> str:
+    """The whole page from the records in `folder`."""
+    found = records(folder)
+    if not found:
+        return INTRO + "\n" + NO_RECORDS
+    return INTRO + "".join("\n" + search_section(name, record) for name, record in found)
+
+
+def score(value: float | None, objective: str) -> str:
+    """A final score as the page writes it: a relative gap in %, an exploitability as is."""
+    if value is None:
+        return "none"
+    return percent(value) if objective == "relative_gap" else f"{settle(value):.4g}"
+
+
+def _cell(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def search_section(name: str, record: dict[str, Any]) -> str:
+    """One search: its settings, space, trials, winner and runner-up, and the verdict."""
+    objective = record["objective"]
+    asha = record["asha"]
+    lines = [
+        f"## `{record['config']['path']}`, {record['budget']} budget",
+        "",
+        f"Record: [`{name}`](../training/tuning/{name}). {record['env_id']} "
+        f"{_kwargs(record['env_kwargs'])}, {record['algo']}; {record['samples']} trials of "
+        f"{record['timesteps']:,} steps (an exact evaluation every {record['eval_every']:,}), "
+        f"seed {record['seed']}, minimising the {OBJECTIVE_NAMES[objective]}; ASHA with grace "
+        f"{asha['grace_period']} evaluations and reduction factor {asha['reduction_factor']}. "
+        f"Config sha256 `{record['config']['sha256'][:12]}`, dice-envs "
+        f"{record['package']['version']} (code `{record['package']['code']}`), Ray "
+        f"{record['libraries']['ray']}; {record['wall_seconds']:.0f} s of wall time.",
+        "",
+        "| hyperparameter | sampled from | committed value |",
+        "|---|---|---|",
+    ]
+    for key, spec in record["space"].items():
+        kind, values = next(iter(spec.items()))
+        committed = _committed(record["base_hyperparams"], key)
+        lines.append(f"| `{key}` | {kind} {values} | {committed} |")
+    lines += ["", *trials_table(record), "", *outcome(record)]
+    return "\n".join(lines) + "\n"
+
+
+def _kwargs(kwargs: dict[str, Any]) -> str:
+    return "(" + ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ")" if kwargs else ""
+
+
+def _committed(hyperparams: dict[str, Any], dotted: str) -> str:
+    """The base config's value at a dotted key; SB3's default where the config leaves it."""
+    node: Any = hyperparams
+    for key in dotted.split("."):
+        if not isinstance(node, dict) or key not in node:
+            return "not set (the library's default)"
+        node = node[key]
+    return _cell(node)
+
+
+def sorted_trials(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The trials that ran the whole budget in the winner's order, then those ASHA stopped by
+    final score, then those that failed."""
+    objective = record["objective"]
+    done = ranked(record["trials"], objective)
+    stopped = [t for t in record["trials"] if t["stopped_by_asha"]]
+    stopped.sort(key=lambda t: (settle(t[f"final_{objective}"]), -t["steps"], t["trial"]))
+    return done + stopped + [t for t in record["trials"] if t["error"] is not None]
+
+
+def trials_table(record: dict[str, Any]) -> list[str]:
+    """The trials as a Markdown table."""
+    objective, space = record["objective"], list(record["space"])
+    extra = ["final exploitability"] if objective == "exploitability" else []
+    header = ["trial", *[f"`{key}`" for key in space], *extra]
+    header += ["final relative gap", "final gap", "steps reached", "stopped early"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for trial in sorted_trials(record):
+        params = [_cell(trial["params"][key]) for key in space]
+        if trial["error"] is not None:
+            results = [*["failed"] * (len(extra) + 2), f"{trial['steps']:,}", "failed"]
+        else:
+            results = [score(trial[f"final_{objective}"], objective)] if extra else []
+            results += [
+                percent(trial["final_relative_gap"]),
+                f"{settle(trial['final_gap']):.4g}",
+                f"{trial['steps']:,}",
+                "yes" if trial["stopped_by_asha"] else "no",
+            ]
+        lines.append("| " + " | ".join([str(trial["trial"]), *params, *results]) + " |")
+    return lines
+
+
+def _described(label: str, summary: dict[str, Any] | None, record: dict[str, Any]) -> str:
+    if summary is None:
+        finished = sum(trial["finished"] for trial in record["trials"])
+        return (
+            f"- {label}: none (only {finished} of the {len(record['trials'])} trials ran the "
+            "whole budget)."
+        )
+    params = ", ".join(f"`{key}` = {_cell(value)}" for key, value in summary["params"].items())
+    objective = record["objective"]
+    return (
+        f"- {label}: trial {summary['trial']}, {params}: "
+        f"{OBJECTIVE_NAMES[objective]} {score(summary[f'final_{objective}'], objective)}."
+    )
+
+
+def outcome(record: dict[str, Any]) -> list[str]:
+    """The winner, the runner-up, the committed setting's score and the verdict."""
+    objective, baseline = record["objective"], record["baseline"]
+    lines = [
+        _described("Winner", record["winner"], record),
+        _described("Runner-up", record["runner_up"], record),
+    ]
+    if baseline is not None:
+        lines.append(
+            f"- Committed setting ({BASELINE_SOURCES[baseline['source']]}): "
+            f"{OBJECTIVE_NAMES[objective]} {score(baseline.get(f'final_{objective}'), objective)}"
+            f" at {baseline['steps']:,} steps."
+        )
+    return [*lines, "", verdict(record)]
+
+
+def verdict(record: dict[str, Any]) -> str:
+    """Whether tuning helped, in one plain sentence, from the winner and the baseline."""
+    objective, winner, baseline = record["objective"], record["winner"], record["baseline"]
+    name = OBJECTIVE_NAMES[objective]
+    if winner is None:
+        return "No trial ran the whole budget, so the search found no setting."
+    if baseline is None or f"final_{objective}" not in baseline:
+        return (
+            "The committed setting was not scored at this budget and seed (no `--baseline`), "
+            "so whether tuning helped is not measured."
+        )
+    committed, best = baseline[f"final_{objective}"], winner[f"final_{objective}"]
+    scores = (
+        f"the committed setting's {name} was {score(committed, objective)} and the best "
+        f"trial's {score(best, objective)}"
+    )
+    if settle(best) < settle(committed):
+        by = settle(committed) - settle(best)
+        amount = f"{100 * by:.4g} percentage points" if objective == "relative_gap" else f"{by:.4g}"
+        return f"Tuning helped by {amount}: {scores}."
+    return f"Tuning did not help: {scores}."
+
+
+def main() -> int:
+    PAGE.write_text(page())
+    print(f"wrote {PAGE.relative_to(ROOT)} from {len(records())} search record(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

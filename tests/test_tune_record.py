@@ -1,0 +1,183 @@
+"""training.tune without Ray: the search's seed kept apart from the report's, the winner's
+order, a trial's record, and the tuning page written from records (the committed page kept
+current with the committed records)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from training_helpers import CONFIGS
+
+from docs.tools import tuning
+from training.config import ConfigError
+from training.tune import (
+    TUNE_SEED,
+    check_search_seed,
+    finish_trial,
+    main,
+    ranked,
+    read_raw,
+    report_seeds,
+)
+
+SUM_AVOID = CONFIGS / "sum_avoid" / "qlearning.yaml"
+
+
+def test_the_default_seed_is_one_no_committed_config_uses():
+    for path in sorted(CONFIGS.glob("*/*.yaml")):
+        assert TUNE_SEED not in report_seeds(read_raw(path), str(path)), path
+
+
+def test_a_report_seed_is_refused_unless_allowed():
+    raw = read_raw(SUM_AVOID)
+    assert report_seeds(raw, "c") == [0, 1, 2, 3, 4]  # `seeds` and the full budget's seeds
+    for seed in (0, 4):  # 4: only the full budget runs it
+        with pytest.raises(ConfigError, match=rf"--seed {seed} is one of .*report seeds"):
+            check_search_seed(seed, raw, "c")
+    assert check_search_seed(4, raw, "c", allow=True) == 4
+    assert check_search_seed(5, raw, "c") == 5
+    # A config without `seeds` runs seed 0 (the default), which is then a report seed.
+    del raw["seeds"], raw["budgets"]["full"]["seeds"]
+    with pytest.raises(ConfigError, match="report seeds"):
+        check_search_seed(0, raw, "c")
+
+
+def test_the_command_refuses_a_report_seed_before_ray_starts(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([str(SUM_AVOID), "--seed", "2"])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert "--seed 2 is one of" in error and "--allow-report-seed" in error
+
+
+def test_a_tuned_config_needs_a_record(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([str(SUM_AVOID), "--write-config", "tuned.yaml"])
+    assert exit_.value.code == 2
+    assert "--write-config needs --record" in capsys.readouterr().err
+
+
+def test_a_grace_past_the_budget_is_refused_before_ray_starts(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([str(SUM_AVOID), "--grace", "23"])  # 21 evaluation points at the quick budget
+    assert exit_.value.code == 2
+    assert "--grace must be at most 22 at this budget" in capsys.readouterr().err
+
+
+def trial(index: int, gaps: list[float], params: dict | None = None, error=None) -> dict:
+    """A trial's record as `trial_records` gives it, with a curve of these relative gaps."""
+    curve = [{"steps": 100 * i, "relative_gap": g, "gap": 10 * g} for i, g in enumerate(gaps)]
+    params = params or {"x": float(index)}
+    return finish_trial({"trial": index, "params": params, "curve": curve, "error": error}, 200)
+
+
+def test_a_trial_record_says_how_far_it_ran_and_why_it_ended():
+    done = trial(0, [1.0, 0.5, 0.2])
+    assert (done["steps"], done["finished"], done["stopped_by_asha"]) == (200, True, False)
+    assert (done["final_relative_gap"], done["final_gap"]) == (0.2, 2.0)
+    stopped = trial(1, [1.0, 0.6])
+    assert (stopped["steps"], stopped["finished"], stopped["stopped_by_asha"]) == (100, False, True)
+    failed = trial(2, [1.0], error="RuntimeError")
+    assert (failed["finished"], failed["stopped_by_asha"]) == (False, False)
+
+
+def test_the_winner_is_the_best_final_gap_of_the_trials_that_ran_the_whole_budget():
+    trials = [
+        trial(0, [1.0, 0.5, 0.30]),
+        trial(1, [1.0, 0.01]),  # better, but ASHA stopped it: no final at the full budget
+        trial(2, [1.0, 0.5, 0.10]),
+        trial(3, [1.0, 0.4, 0.20]),
+        trial(4, [1.0, 0.0, 0.05], error="boom"),
+    ]
+    assert [t["trial"] for t in ranked(trials, "relative_gap")] == [2, 3, 0]
+
+
+def test_ties_break_on_the_mean_gap_then_the_params_whatever_the_order():
+    # Round-off (1e-15) is the same final as an exact 0; this trial then wins on its mean.
+    quick = trial(0, [1.0, 0.05, 1e-15], {"x": 0.0})
+    fast = trial(1, [1.0, 0.1, 0.0], {"x": 1.0})
+    twin_b = trial(2, [1.0, 0.1, 0.0], {"x": 3.0})
+    twin_a = trial(3, [1.0, 0.1, 0.0], {"x": 2.0})
+    slow = trial(4, [1.0, 0.9, 0.0], {"x": 4.0})
+    for order in ([quick, fast, twin_b, twin_a, slow], [slow, twin_a, twin_b, fast, quick]):
+        assert [t["trial"] for t in ranked(order, "relative_gap")] == [0, 1, 3, 2, 4]
+
+
+def record(winner_gap: float | None, baseline_gap: float | None) -> dict:
+    """A minimal search record with one finished trial per given final gap."""
+    trials = [trial(0, [1.0, 0.5, winner_gap if winner_gap is not None else 0.1])]
+    if winner_gap is None:
+        trials = [trial(0, [1.0, 0.5])]
+    summary = None
+    if winner_gap is not None:
+        summary = {"trial": 0, "params": {"x": 0.0}, "final_relative_gap": winner_gap}
+    baseline = None
+    if baseline_gap is not None:
+        baseline = {"source": "run", "steps": 200, "final_relative_gap": baseline_gap}
+    return {
+        "config": {"path": "configs/sum_avoid/qlearning.yaml", "sha256": "ab" * 32},
+        "env_id": "dice_envs/SumAvoid-v0",
+        "env_kwargs": {"N": 10},
+        "algo": "qlearning",
+        "budget": "quick",
+        "timesteps": 200,
+        "eval_every": 100,
+        "seed": 1000,
+        "samples": len(trials),
+        "objective": "relative_gap",
+        "asha": {"grace_period": 2, "reduction_factor": 4},
+        "space": {"x": {"uniform": [0.0, 5.0]}},
+        "base_hyperparams": {"x": 2.5},
+        "trials": trials,
+        "winner": summary,
+        "runner_up": None,
+        "baseline": baseline,
+        "package": {"version": "0", "code": "c"},
+        "libraries": {"ray": "2"},
+        "wall_seconds": 1.0,
+    }
+
+
+def test_the_verdict_says_plainly_whether_tuning_helped():
+    assert tuning.verdict(record(0.02, 0.05)) == (
+        "Tuning helped by 3 percentage points: the committed setting's relative gap was 5 % "
+        "and the best trial's 2 %."
+    )
+    assert tuning.verdict(record(0.05, 0.05)).startswith("Tuning did not help: the committed")
+    assert tuning.verdict(record(0.0, 1e-15)).startswith("Tuning did not help")  # round-off
+    assert tuning.verdict(record(0.06, 0.05)).startswith("Tuning did not help")
+    assert "not measured" in tuning.verdict(record(0.02, None))
+    assert tuning.verdict(record(None, 0.05)).startswith("No trial ran the whole budget")
+
+
+def test_the_page_lists_every_trial_best_first_and_the_search_settings(tmp_path):
+    assert tuning.page(tmp_path).endswith("No search has been recorded yet.\n")
+    search = record(0.2, 0.25)
+    search["trials"] = [trial(0, [1.0, 0.5, 0.3]), trial(1, [1.0, 0.6]), trial(2, [1, 0.5, 0.2])]
+    (tmp_path / "a_search.json").write_text(json.dumps(search))
+    page = tuning.page(tmp_path)
+    assert "No search" not in page
+    assert "## `configs/sum_avoid/qlearning.yaml`, quick budget" in page
+    assert "[`a_search.json`](../training/tuning/a_search.json)" in page
+    assert "| `x` | uniform [0.0, 5.0] | 2.5 |" in page
+    rows = [line for line in page.splitlines() if line[:4] in ("| 0 ", "| 1 ", "| 2 ")]
+    assert rows == [
+        "| 2 | 2 | 20 % | 2 | 200 | no |",
+        "| 0 | 0 | 30 % | 3 | 200 | no |",
+        "| 1 | 1 | 60 % | 6 | 100 | yes |",
+    ]
+    assert "Tuning helped by 5 percentage points" in page
+
+
+def test_the_committed_page_is_what_the_tool_writes_from_the_committed_records():
+    assert tuning.PAGE.read_text() == tuning.page(), "run python -m docs.tools.tuning"
+
+
+def test_every_committed_record_names_its_config_and_ranks_its_own_trials():
+    for name, found in tuning.records():
+        assert (CONFIGS.parent / found["config"]["path"]).is_file(), name
+        best = ranked(found["trials"], found["objective"])
+        for place, key in enumerate(("winner", "runner_up")):
+            expected = best[place]["trial"] if len(best) > place else None
+            assert (found[key] or {}).get("trial") == expected, (name, key)
