@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH := torch==2.13.0
 
-.PHONY: venv test docs docs-check demo solve train report bench install-check clean
+.PHONY: venv test verify docs docs-check demo solve train report bench install-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -24,6 +24,11 @@ test: venv
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 	$(DOCS_BUILD)
+
+# The end-to-end checks the default test run leaves out (pytest marker `verify`): Ray sweeps
+# on a two-node local cluster whose worker node cannot see the run store, Ctrl-C of a Ray sweep.
+verify: venv
+	$(BIN)/python -m pytest -q -m verify
 
 # The site (mkdocs.yml): the committed pages rendered, the API reference read from the
 # docstrings; --strict fails on a broken link, a missing page or a docstring that does not

@@ -1,19 +1,37 @@
 """Where a sweep's runs execute: local worker processes, or Ray tasks (one machine or a cluster).
 
-Both run `training.train.run` on the same run store, so resume and the report are the same;
-both stream progress messages to the sweep: ("start" | "steps", index, steps),
+Local workers run `training.train.run` on the sweep's run store itself. A Ray task runs it in a
+temporary store on its own node and ships the run's files back to the sweep, which writes them
+into its store (see `RayBackend`); the store's files, resume and the report are the same.
+Both stream progress messages to the sweep: ("start" | "steps", index, steps),
 ("eval", index, steps, relative_gap), ("done", index, result), ("failed", index, text).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import multiprocessing
+import os
 import queue
+import shutil
 import signal
+import tempfile
 import time
 import traceback
 from pathlib import Path
 from typing import Any
+
+from training.runs import (
+    RunStoreError,
+    atomic_write_bytes,
+    check_identity,
+    ctrl_c_deferred,
+    locked,
+    remove_partial_files,
+    run_dir,
+    run_identity,
+)
 
 # Progress messages are throttled to this many seconds apart per run.
 MESSAGE_INTERVAL = 0.25
@@ -38,6 +56,54 @@ class MessageProgress:
 
     def evaluated(self, point: dict[str, Any]) -> None:
         self.channel.put(("eval", self.index, point["steps"], point["relative_gap"]))
+
+    def checkpointed(self, directory: Path) -> None:
+        """Local workers write the sweep's store themselves: nothing to ship."""
+
+
+class ShippingProgress(MessageProgress):
+    """MessageProgress that also ships the run folder's files at every checkpoint."""
+
+    def checkpointed(self, directory: Path) -> None:
+        # Sent before the evaluation's message, and `put` returns once the channel holds it:
+        # a worker that dies later has left its last checkpoint with the sweep.
+        self.channel.put(("files", self.index, folder_files(directory)))
+
+
+def folder_files(directory: Path) -> dict[str, bytes]:
+    """The run folder's files by name, without its lock and temporary files."""
+    return {path.name: path.read_bytes() for path in _run_files(directory)}
+
+
+def _run_files(directory: Path) -> list[Path]:
+    # A run folder holds files only; its lock and temporary files are the names with a dot.
+    return [p for p in sorted(directory.iterdir()) if p.is_file() and not p.name.startswith(".")]
+
+
+# Written last, in this order, as a run writes them: the checkpoint after the curve and the
+# timing it continues, the result (whose presence means "done") after everything else.
+_WRITTEN_LAST = ("checkpoint.pkl", "result.json")
+
+
+def write_shipped(directory: Path, files: dict[str, bytes], final: bool) -> None:
+    """Write shipped `files` into the run folder `directory`, each atomically, in the order a
+    run writes them; `final` (a finished run's files) also removes the files it lacks (the
+    checkpoint that a finished run drops)."""
+    for name in files:
+        if not isinstance(name, str) or not name or name.startswith(".") or "/" in name:
+            raise ValueError(
+                f"files: names must be plain file names of a run folder (no '/', no leading "
+                f"'.'), got {name!r}"
+            )
+    order = [name for name in sorted(files) if name not in _WRITTEN_LAST]
+    order += [name for name in _WRITTEN_LAST if name in files]
+    with ctrl_c_deferred():
+        for name in order:
+            atomic_write_bytes(directory / name, files[name])
+        if final:
+            for path in _run_files(directory):
+                if path.name not in files:
+                    path.unlink(missing_ok=True)
 
 
 def _interrupt(signum, frame) -> None:
@@ -121,24 +187,92 @@ class LocalBackend:
             process.join(timeout=STOP_GRACE_SECONDS)
 
 
-def _ray_run(config: dict, seed: int, root: str, index: int, channel) -> dict:
-    from training.train import run
+# A Ray task's temporary store on its node: `<TMPDIR>/<TASK_STORE>*`, locked by its task
+# through the file TASK_LOCK in it while the task lives.
+TASK_STORE, TASK_LOCK = "dice-envs-run-", ".task.lock"
+_NEW_TASK_STORE = "dice-envs-new-"  # the name a store has until its task holds its lock
 
-    return run(config, seed, root, progress=MessageProgress(channel, index))
+
+@contextlib.contextmanager
+def _task_store():
+    """A temporary store for one Ray task, removed when the task ends. The stores that tasks
+    killed on this node left (a lost worker cannot remove its own) are removed first: a store
+    whose lock nobody holds. A store is made under another name, locked, then renamed, so no
+    task ever sees a store of a live task unlocked."""
+    _remove_abandoned_task_stores()
+    fresh = tempfile.mkdtemp(prefix=_NEW_TASK_STORE)
+    with open(os.path.join(fresh, TASK_LOCK), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        parent, name = os.path.split(fresh)
+        store = os.path.join(parent, TASK_STORE + name.removeprefix(_NEW_TASK_STORE))
+        os.rename(fresh, store)
+        try:
+            yield store
+        finally:
+            shutil.rmtree(store, ignore_errors=True)
+
+
+def _remove_abandoned_task_stores() -> None:
+    for store in Path(tempfile.gettempdir()).glob(TASK_STORE + "*"):
+        try:
+            lock = open(store / TASK_LOCK, "r+")  # noqa: SIM115 (held while removing)
+        except OSError:  # not a task store (nor being made: those have another name)
+            continue
+        with lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # its task is alive
+                continue
+            shutil.rmtree(store, ignore_errors=True)
+
+
+def _ray_run(
+    config: dict, seed: int, folder: str, files: dict[str, bytes], index: int, channel
+) -> tuple[dict, dict[str, bytes]]:
+    """A Ray task: the run in a temporary store on the task's node, seeded with the sweep's
+    `files` of it (a checkpoint to resume from, or none), its files shipped at every checkpoint
+    through `channel`; return (result, the finished run's files, or {} if only read back).
+    `folder` is the run's folder in the sweep's store, relative to the store."""
+    from training.train import READ_BACK, run
+
+    with _task_store() as store:
+        directory = run_dir(store, config, seed)
+        if directory.relative_to(store).as_posix() != folder:
+            raise RunStoreError(
+                f"this node names the run {directory.relative_to(store)}, the sweep {folder}: "
+                "the node has other code than the sweep's (every node needs the same)"
+            )
+        directory.mkdir(parents=True)
+        write_shipped(directory, files, final=False)
+        result = run(config, seed, store, progress=ShippingProgress(channel, index))
+        shipped = {} if result.get("status") == READ_BACK else folder_files(directory)
+        return result, shipped
 
 
 class RayBackend:
     """Every run a Ray task (one CPU each) on a local Ray started here, or on a cluster.
 
-    On a cluster the run store must be a path every node sees (a shared file system), and
-    every node needs this package installed, as for any Ray job.
+    No node needs to see the sweep's run store (a cluster needs no shared file system): the
+    sweep sends each task the files it holds of its run (a checkpoint to resume from), the task
+    trains in a temporary store on its own node, ships the run folder's files back through Ray
+    at every checkpoint (a queue held on the sweep's node) and when it ends (its return value),
+    and the sweep writes them into its store, each file atomically. A task that dies mid-run
+    has left its last checkpoint in the sweep's store; the next sweep resumes from there. The
+    sweep holds each run folder's lock while its task runs. Every node needs this package
+    installed at the same code as the sweep's: a run's folder is named by the code's
+    fingerprint, and a task whose node names it otherwise fails.
     """
 
     name = "ray"
 
     def __init__(self, address: str | None, workers: int) -> None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+        if address is not None and (not isinstance(address, str) or not address):
+            raise ValueError(f"address must be a Ray address (host:port) or None, got {address!r}")
         import ray
         from ray.util.queue import Queue
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self.ray = ray
         self.started_here = not ray.is_initialized()
@@ -149,26 +283,71 @@ class RayBackend:
                 ray.init(address=address, log_to_driver=False)
         # The runs that go at once: the CPUs of the cluster, or of the local Ray.
         self.workers = int(ray.cluster_resources().get("CPU", workers))
-        self.channel = Queue()
+        # On the sweep's node, so the checkpoints shipped there outlive any worker node.
+        here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+        self.channel = Queue(actor_options={"num_cpus": 0, "scheduling_strategy": here})
         self.remote = ray.remote(num_cpus=1, max_retries=0)(_ray_run)
         self.pending: dict[Any, int] = {}
+        self.folders: dict[int, Path] = {}  # index -> the run's folder in the sweep's store
+        self.locks: dict[int, contextlib.ExitStack] = {}
+        self.refused: list[tuple] = []  # "failed" messages of runs whose folder is busy
 
     def start(self, tasks: list[tuple[int, dict, int, str]]) -> None:
         for index, config, seed, root in tasks:
-            root = str(Path(root).resolve())  # workers may start in another folder
-            self.pending[self.remote.remote(config, seed, root, index, self.channel)] = index
+            directory = run_dir(root, config, seed)
+            lock = contextlib.ExitStack()
+            try:
+                lock.enter_context(locked(directory))
+                # Here, so that a refusal names the sweep's folder, not the task's.
+                check_identity(directory, run_identity(config, seed))
+            except RunStoreError as error:
+                lock.close()
+                self.refused.append(("failed", index, str(error)))
+                continue
+            self.locks[index], self.folders[index] = lock, directory
+            remove_partial_files(directory)
+            folder = directory.relative_to(root).as_posix()
+            args = (config, seed, folder, folder_files(directory), index, self.channel)
+            self.pending[self.remote.remote(*args)] = index
 
     def poll(self, timeout: float) -> list[tuple]:
+        items, self.refused = self.refused, []
         ready, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=timeout)
-        items = self.channel.get_nowait_batch(self.channel.qsize())
-        for ref in ready:
-            index = self.pending.pop(ref)
+        # Everything a task put on the channel is there once the task has returned.
+        items += self._drain()
+        items += self._collect(ready)
+        # Progress sent before a run finished comes before its "done".
+        items.sort(key=lambda item: item[0] in ("done", "failed"))
+        return items
+
+    def _collect(self, refs: list) -> list[tuple]:
+        """The "done" or "failed" messages of the ended tasks `refs`: a finished run's files
+        are written into the store, and the run's lock released. A task stays pending until
+        then, so a Ctrl-C meanwhile leaves it to `stop`, which writes it too."""
+        items = []
+        for ref in refs:
+            index = self.pending[ref]
             try:
-                items.append(("done", index, self.ray.get(ref)))
+                result, files = self.ray.get(ref)
             except Exception as error:  # a RayTaskError carries the worker's traceback
                 items.append(("failed", index, str(error)))
-        # Progress sent before a run finished comes before its "done".
-        items.sort(key=lambda item: item[0] == "done")
+            else:
+                if files:  # none when the task only read back a run the store already held
+                    write_shipped(self.folders[index], files, final=True)
+                items.append(("done", index, {**result, "run_dir": str(self.folders[index])}))
+            del self.pending[ref]
+            self.locks.pop(index).close()
+        return items
+
+    def _drain(self) -> list[tuple]:
+        """The channel's progress messages; the files shipped on it are written into the store."""
+        items = []
+        with ctrl_c_deferred():  # a message taken off the channel is never dropped half-way
+            for item in self.channel.get_nowait_batch(self.channel.qsize()):
+                if item[0] == "files":
+                    write_shipped(self.folders[item[1]], item[2], final=False)
+                else:
+                    items.append(item)
         return items
 
     def stop(self) -> None:
@@ -180,8 +359,20 @@ class RayBackend:
             _, refs = self.ray.wait(refs, num_returns=len(refs), timeout=0.2)
         for ref in refs:
             self.ray.cancel(ref, force=True)
+        # Keep the checkpoints shipped meanwhile, and the runs that finished before the
+        # cancel reached them (or before a poll saw them).
+        with contextlib.suppress(Exception):
+            self._drain()
+            if self.pending:
+                ended, _ = self.ray.wait(
+                    list(self.pending), num_returns=len(self.pending), timeout=0
+                )
+                self._collect(ended)
         self.close()
 
     def close(self) -> None:
+        for lock in self.locks.values():
+            lock.close()
+        self.locks.clear()
         if self.started_here and self.ray.is_initialized():
             self.ray.shutdown()

@@ -7,7 +7,7 @@
 Runs go to the run store `--runs`: a finished run is read back, a stopped one resumes from its
 checkpoint, so the sweep can be stopped (Ctrl-C) and started again at any time. With
 `--backend ray` every run is a Ray task, on a local Ray started here or on the cluster at
-`--address`; the store must then be a path every node sees.
+`--address`; the tasks ship their runs' files back, so no node needs to see the store.
 """
 
 from __future__ import annotations

@@ -63,6 +63,9 @@ class Progress:
     def evaluated(self, point: dict[str, Any]) -> None:
         """An exact evaluation at `point["steps"]`, checkpointed."""
 
+    def checkpointed(self, directory: Path) -> None:
+        """The run folder `directory` holds a new checkpoint (with its curve and timing)."""
+
 
 class StopRun(Exception):
     """Raised inside training to stop after a checkpoint (`stop_after`)."""
@@ -285,6 +288,10 @@ class _Session:
             atomic_write_json(self.curve_path, self.curve)
             atomic_write_json(self.timing_path, self.timing)
             atomic_write_bytes(self.checkpoint_path, pickle.dumps(agent.checkpoint_state()))
+        # Optional: a progress object of its own kind (not a Progress) may lack it.
+        checkpointed = getattr(self.progress, "checkpointed", None)
+        if checkpointed is not None:
+            checkpointed(self.directory)
         self.progress.evaluated(point)
         if self.stop_after is not None and self.stop_after <= agent.step < self.total:
             raise StopRun
