@@ -18,7 +18,9 @@ from training.runs import read_json, run_dir
 from training.tune import TUNE_SEED, main, ranked, with_params
 
 pytest.importorskip("ray")
-pytestmark = pytest.mark.slow
+# A real search on a local Ray (about 75 s): `make verify`. The default suite keeps the
+# record, ranking and page tests without Ray (test_tune_record.py) and a Tune run in test_ray.py.
+pytestmark = [pytest.mark.slow, pytest.mark.verify]
 
 SAMPLES = 4
 TIMESTEPS, EVAL_EVERY = 4096, 2048
