@@ -65,8 +65,8 @@ class Game:
             states its structure instead of `transitions` (DESIGN.md, "Games too large for
             tables"), its env and vector env are its own (`entry_point`,
             `vector_entry_point`), and consumers of tables skip it.
-        entry_point, vector_entry_point: the Gymnasium env and native vector env classes
-            ("module:attribute").
+        entry_point: the Gymnasium env class ("module:attribute").
+        vector_entry_point: the native vector env class ("module:attribute").
     """
 
     env_id: str

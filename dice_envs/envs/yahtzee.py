@@ -162,6 +162,7 @@ class YahtzeeEnv(UniformBlockEnv):
         self.last_action: int | None = None
         self.played_action: int | None = None
         self.card: list[int | None] = [None] * NUM_BOXES  # points written, for the renders
+        self._scoring: tuple[int, tuple[int, ...]] = (0, ())
         self._uniforms: list[float] = []
         self._block_start: dict = {}
 
@@ -176,7 +177,9 @@ class YahtzeeEnv(UniformBlockEnv):
         return keep - DICE_KEEP_OFFSET
 
     def _mask(self, state: PlayState) -> np.ndarray:
-        legal, _ = self.model.scoring_one(state.filled, state.dice)
+        """The mask of `state`, keeping its scoring for the next step."""
+        self._scoring = self.model.scoring_one(state.filled, state.dice)
+        legal = self._scoring[0]
         rerolls = _REROLL_MASKS[state.dice] if state.rolls_left else _NO_REROLLS
         return np.concatenate((rerolls, _BOX_MASKS[legal]))
 
@@ -209,7 +212,7 @@ class YahtzeeEnv(UniformBlockEnv):
             raise RuntimeError("step() called after the episode ended; call reset() first")
         action = action_index(action, NUM_ACTIONS)
         filled, upper, flag, dice, rolls_left = self.state
-        legal, points = self.model.scoring_one(filled, dice)
+        legal, points = self._scoring  # the current state's, kept by `_mask`
         played = Yahtzee.played_action(dice, rolls_left, legal, action)
         terminal = False
         if played < 32:

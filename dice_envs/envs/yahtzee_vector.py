@@ -230,7 +230,7 @@ class YahtzeeVectorEnv(VectorEnv):
                 f"actions must be {self.num_envs} integers in 0..{NUM_ACTIONS - 1}, got {actions!r}"
             )
         mode = self.autoreset_mode
-        resetting = self._done
+        resetting = self._done.copy()  # `_start` clears `_done` in place
         if mode == AutoresetMode.DISABLED and resetting.any():
             raise RuntimeError(
                 f"step() on copies {np.flatnonzero(resetting).tolist()} whose episode ended; "
