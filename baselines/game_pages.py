@@ -246,8 +246,9 @@ def _structure_page(env_id: str, sections: list[str] | tuple[str, ...]) -> str:
         summary_line(env_id),
         "## Rules and spaces\n\n" + rules_text(env_id),
         "## The optimum\n\n"
-        "The game is too large for tables: its structure-aware solver (backward induction over "
-        "the turn-start states, each turn solved inside) gives the optimal expected final "
+        "The game is too large for tables ([architecture](../architecture.md)): its "
+        "structure-aware solver (backward induction over the turn-start states, each turn "
+        "solved inside) gives the optimal expected final "
         "score, solved when this page was written; the time is that solve's, in the process "
         "that wrote the page.\n\n" + structure_optimum_table(env_id),
         *sections,
