@@ -16,6 +16,7 @@ from baselines.evaluation import Evaluation, evaluate_on, score_actions
 from baselines.heuristics import heuristic
 from baselines.solvers import Solution, bellman_residual, solve_mdp
 from baselines.specialised import SPECIALISED
+from baselines.yahtzee import solve_yahtzee
 from dice_envs import game, make_model
 from dice_envs.tables import Tables, build_tables
 
@@ -23,6 +24,8 @@ METHODS = ("auto", "generic", "backward", "value_iteration", "specialised")
 # A specialised solve is mapped onto the tables (for its Bellman residual) up to this many
 # outcome rows; beyond, the tables would take longer than the solve and the residual is NaN.
 TABLE_ROWS_LIMIT = 20_000_000
+# Games without tables (`Game.tables` False): their structure-aware solver, by id.
+STRUCTURE_SOLVERS = {"dice_envs/Yahtzee-v0": solve_yahtzee}
 _CACHE: OrderedDict[Any, tuple[Tables, Solution]] = OrderedDict()
 _CACHE_SIZE = 8
 
@@ -48,6 +51,14 @@ def solve(env_id: str, *, method: str = "auto", tol: float = 1e-12, **kwargs: An
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    structured = STRUCTURE_SOLVERS.get(env_id)
+    if structured is not None:
+        if method not in ("auto", "specialised"):
+            raise ValueError(
+                f"{env_id} has no tables: method must be 'auto' or 'specialised' (its "
+                f"structure-aware solver), got {method!r}"
+            )
+        return structured(**kwargs)
     start = time.perf_counter()
     model = make_model(env_id, **kwargs)
     specialised = SPECIALISED.get(env_id)

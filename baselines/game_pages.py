@@ -15,6 +15,7 @@ import baselines
 from baselines.heuristics import heuristic
 from dice_envs import GAMES, make_model
 from dice_envs import env_ids as registry_ids
+from dice_envs.games.yahtzee import JOKER_RULES
 from dice_envs.registration import game_slug
 
 # The sections of a page, in order, each with the command that writes it.
@@ -97,6 +98,9 @@ def optimum_table(env_ids=None, *, with_id: bool = True) -> str:
     measure its residual). `with_id=False` leaves out the id column (a game's own page)."""
     rows = []
     for env_id in registry_ids() if env_ids is None else env_ids:
+        if not GAMES[env_id].tables:
+            rows.append(_structure_row(env_id, {}))
+            continue
         methods = ["generic"] + (["specialised"] if env_id in baselines.SPECIALISED else [])
         specialised = baselines.SPECIALISED.get(env_id)
         if (
@@ -131,6 +135,44 @@ def optimum_table(env_ids=None, *, with_id: bool = True) -> str:
         "tables",
     ]
     return markdown_table(*_without_id(header, rows, with_id))
+
+
+def _structure_row(env_id: str, kwargs: dict) -> list[object]:
+    """An `optimum_table` row of a game without tables: its structure-aware solve (states:
+    the reachable turn-start states; no tables, so no residual)."""
+    solution = baselines.solve(env_id, **kwargs)
+    return [
+        f"`{env_id}`",
+        repr(make_model(env_id, **kwargs)),
+        solution.num_states,
+        f"{solution.value:.6f}",
+        "structure-aware",
+        f"{solution.seconds * 1000:.1f} ms",
+        "not measured",
+        "none (too large)",
+    ]
+
+
+# The argument sets whose optima a game without tables shows side by side on its page.
+OPTIMUM_VARIANTS = {"dice_envs/Yahtzee-v0": [{"joker": rule} for rule in JOKER_RULES]}
+
+
+def structure_optimum_table(env_id: str) -> str:
+    """The optima of a game without tables at its `OPTIMUM_VARIANTS` (its defaults if none),
+    each solved by its structure-aware solver when the table is written."""
+    rows = []
+    for kwargs in OPTIMUM_VARIANTS.get(env_id, [{}]):
+        solution = baselines.solve(env_id, **kwargs)
+        rows.append(
+            [
+                ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) or "defaults",
+                f"{solution.value:.6f}",
+                f"{solution.num_states:,}",
+                f"{solution.seconds:.1f} s",
+            ]
+        )
+    header = ["arguments", "optimal expected score", "turn-start states", "solve time"]
+    return markdown_table(header, rows)
 
 
 def _without_id(header: list[str], rows: list[list[object]], with_id: bool):
@@ -179,6 +221,8 @@ def game_page(env_id: str, sections: list[str] | tuple[str, ...] = ()) -> str:
     scored exactly, then `sections` (Markdown, image links relative to the docs folder,
     rewritten for the page one folder down), and its references last."""
     entry = GAMES[env_id]
+    if not entry.tables:
+        return _structure_page(env_id, sections)
     policies = (
         heuristic_table([env_id], with_id=False)
         if entry.policies
@@ -189,6 +233,24 @@ def game_page(env_id: str, sections: list[str] | tuple[str, ...] = ()) -> str:
         "## Rules and spaces\n\n" + rules_text(env_id),
         "## The optimum at the default arguments\n\n" + optimum_table([env_id], with_id=False),
         "## Named policies, evaluated exactly\n\n" + policies,
+        *sections,
+        "## References\n\n" + references_text(env_id),
+    ]
+    return "\n\n".join(parts).replace("](images/", "](../images/")
+
+
+def _structure_page(env_id: str, sections: list[str] | tuple[str, ...]) -> str:
+    """The page of a game without tables: what it is, its rules and spaces, its optima (solved
+    when the page is written), `sections`, its references; nothing read from tables."""
+    parts = [
+        summary_line(env_id),
+        "## Rules and spaces\n\n" + rules_text(env_id),
+        "## The optimum\n\n"
+        "The game is too large for tables ([architecture](../architecture.md)): its "
+        "structure-aware solver (backward induction over the turn-start states, each turn "
+        "solved inside) gives the optimal expected final "
+        "score, solved when this page was written; the time is that solve's, in the process "
+        "that wrote the page.\n\n" + structure_optimum_table(env_id),
         *sections,
         "## References\n\n" + references_text(env_id),
     ]

@@ -61,6 +61,12 @@ class Game:
             builds them; its `policy_names` says which names it takes).
         tables_refused: for a game too large for tables: `f(kwargs)` gives why its tables can
             not be built at those arguments (None where they can).
+        tables: False for a game that has no tables at any arguments (Yahtzee): its model
+            states its structure instead of `transitions` (DESIGN.md, "Games too large for
+            tables"), its env and vector env are its own (`entry_point`,
+            `vector_entry_point`), and consumers of tables skip it.
+        entry_point: the Gymnasium env class ("module:attribute").
+        vector_entry_point: the native vector env class ("module:attribute").
     """
 
     env_id: str
@@ -70,6 +76,9 @@ class Game:
     references: tuple[Reference, ...] = ()
     policies: tuple[str, ...] = ()
     tables_refused: Callable[[dict[str, Any]], str | None] | None = None
+    tables: bool = True
+    entry_point: str = ENV_ENTRY_POINT
+    vector_entry_point: str = VECTOR_ENTRY_POINT
 
     @property
     def slug(self) -> str:
@@ -108,6 +117,9 @@ def register_game(
     references: tuple[Reference, ...] | list[Reference] = (),
     policies: tuple[str, ...] | list[str] = (),
     tables_refused: Callable[[dict[str, Any]], str | None] | None = None,
+    tables: bool = True,
+    entry_point: str = ENV_ENTRY_POINT,
+    vector_entry_point: str = VECTOR_ENTRY_POINT,
 ) -> Game:
     """Register a game: `gym.make(env_id, **kwargs)` gives the one env class over
     `model(**kwargs)`, `gym.make_vec(env_id, num_envs=n, **kwargs)` the native vector env over
@@ -126,6 +138,11 @@ def register_game(
             `named_policy` takes).
         tables_refused: for a game too large for tables: `f(kwargs)` gives why its tables
             can not be built at those arguments, None where they can.
+        tables: False for a game with no tables at any arguments: its model gives its
+            structure (turn-start states, the graph inside a turn) and its own env classes,
+            named by `entry_point` and `vector_entry_point`, play it.
+        entry_point, vector_entry_point: "module:attribute" of the env and the native vector
+            env (default: the one env and vector env of every game with tables).
 
     Returns:
         The registry entry (also `game(env_id)`).
@@ -142,6 +159,13 @@ def register_game(
     for reference in references:
         if not isinstance(reference, Reference):
             raise ValueError(f"references must be Reference objects, got {reference!r}")
+    if not isinstance(tables, bool):
+        raise ValueError(f"tables must be True or False, got {tables!r}")
+    for name, path in (("entry_point", entry_point), ("vector_entry_point", vector_entry_point)):
+        if not isinstance(path, str) or not re.fullmatch(r"[\w.]+:\w+", path):
+            raise ValueError(f"{name} must be an import path 'module:attribute', got {path!r}")
+    if not tables and tables_refused is None:
+        tables_refused = _no_tables
     entry = Game(
         env_id,
         model,
@@ -150,17 +174,27 @@ def register_game(
         tuple(references),
         tuple(policies),
         tables_refused,
+        tables,
+        entry_point,
+        vector_entry_point,
     )
     GAMES[env_id] = entry
     if env_id in gym.registry:
         del gym.registry[env_id]
     gym.register(
         id=env_id,
-        entry_point=ENV_ENTRY_POINT,
-        vector_entry_point=VECTOR_ENTRY_POINT,
+        entry_point=entry_point,
+        vector_entry_point=vector_entry_point,
         kwargs={"model": model},
     )
     return entry
+
+
+def _no_tables(kwargs: dict[str, Any]) -> str:
+    return (
+        "the game has no tables at any arguments: its model gives its structure (turn-start "
+        "states, the graph inside a turn) for structure-aware solvers instead"
+    )
 
 
 def unregister_game(env_id: str) -> None:
@@ -261,6 +295,18 @@ D20_POST = Reference(
     "Random dice game: simulations and optimal strategy using dynamic programming",
     "blog post",
     2025,
+)
+VERHOEFF_1999 = Reference(
+    "T. Verhoeff",
+    "Optimal solitaire Yahtzee player",
+    "Eindhoven University of Technology (web page and advisor)",
+    1999,
+)
+GLENN_2006 = Reference(
+    "J. Glenn",
+    "An optimal strategy for Yahtzee",
+    "Loyola College in Maryland, technical report CS-TR-0002",
+    2006,
 )
 PIG_PROJECT = Reference(
     "E. Johnston, A. Mata, J. Tavarez and J. Lai",
@@ -430,6 +476,22 @@ register_game(
     references=[CHOW_ROBBINS_1965, HAGGSTROM_WASTLUND_2013, TIJMS_2012, MEDINA_ZEILBERGER_2010],
     policies=["heads-exceed-tails", "stop-at-plus-2", "stop-at-plus-3"],
     tables_refused=_chow_robbins_tables,
+)
+
+register_game(
+    "dice_envs/Yahtzee-v0",
+    "dice_envs.games.yahtzee:Yahtzee",
+    [
+        {},
+        {"joker": "verhoeff", "boxes": ["ones", "yahtzee", "chance"]},
+        {"joker": "free", "boxes": ["small_straight", "yahtzee"]},
+    ],
+    summary="solitaire Yahtzee: 13 turns of five dice and two rerolls, official scoring and "
+    "bonuses, a choice of joker rule",
+    references=[VERHOEFF_1999, GLENN_2006],
+    tables=False,
+    entry_point="dice_envs.envs.yahtzee:YahtzeeEnv",
+    vector_entry_point="dice_envs.envs.yahtzee_vector:YahtzeeVectorEnv",
 )
 
 

@@ -7,6 +7,34 @@ import dice_envs
 CASES = [(env_id, kwargs) for env_id, game in dice_envs.GAMES.items() for kwargs in game.examples]
 
 
+def tables_missing(env_id: str, kwargs: dict | None = None) -> str | None:
+    """Why a test that reads the game's tables or its `transitions` can not run on this case
+    (a game too large for tables, DESIGN.md "Games too large for tables"), None where it can."""
+    entry = dice_envs.game(env_id)
+    if entry.tables:
+        return None
+    return (
+        f"{env_id} has no tables or transitions: its own tests (tests/test_{entry.slug}_*.py) "
+        "cover its env, vector env and solver"
+    )
+
+
+def with_tables(cases: list, spread: bool = False) -> list:
+    """`cases` ((env id, kwargs) pairs, or ids), those of games without tables skipped with
+    the reason: for tests that need the tables or the model's `transitions`. `spread`: each
+    pair fills two parameter names."""
+    marked = []
+    for case in cases:
+        env_id = case if isinstance(case, str) else case[0]
+        reason = tables_missing(env_id)
+        marked.append(
+            case
+            if reason is None
+            else pytest.param(*(case if spread else (case,)), marks=pytest.mark.skip(reason=reason))
+        )
+    return marked
+
+
 def case_id(case) -> str:
     env_id, kwargs = case
     return env_id.split("/")[1] + "".join(f"-{k}={v}" for k, v in kwargs.items())

@@ -3,7 +3,7 @@
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import CASES, case_id
+from conftest import CASES, case_id, with_tables
 
 import baselines
 from baselines.heuristics import heuristic, stop_at
@@ -75,7 +75,7 @@ def policy_iteration(mdp):
     raise AssertionError("policy iteration did not converge in 1000 steps")
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
+@pytest.mark.parametrize("case", with_tables(CASES), ids=case_id)
 def test_two_solvers_and_the_linear_solve_agree(case):
     """Backward induction (acyclic), or the specialised solver or policy iteration (cyclic),
     against value iteration; the optimal policy's exact evaluation against the optimal values."""

@@ -3,6 +3,7 @@
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import with_tables
 
 import baselines
 from baselines.evaluation import score_actions, score_probabilities
@@ -21,7 +22,9 @@ def _random_policies(tables, seed=0):
     return actions, probs / probs.sum(axis=1, keepdims=True)
 
 
-@pytest.mark.parametrize(("env_id", "kwargs"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"), with_tables(CASES, spread=True), ids=[c[0] for c in CASES]
+)
 def test_the_losses_sum_to_the_gap_and_one_hot_is_deterministic(env_id, kwargs):
     tables, optimum = baselines.enumerated(env_id, **kwargs)
     actions, probs = _random_policies(tables)

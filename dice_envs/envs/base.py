@@ -25,7 +25,47 @@ _VIEW_CACHE_LIMIT = 200_000
 _UNIFORM_BLOCK = 256
 
 
-class DiceEnv(gym.Env):
+class UniformBlockEnv(gym.Env):
+    """A `gym.Env` that takes its uniforms from `np_random` in blocks of 256 (`_uniform`): the
+    same values in the same order as one draw at a time, and reading `np_random` gives back
+    the part of the block not used yet. Subclasses call `_drop_block()` when `reset` is
+    seeded."""
+
+    _uniforms: list[float]
+    _block_start: dict
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The env's generator (seeded on first use, as in `gym.Env`), at the state just after
+        the uniforms the env has used: the part of a block drawn ahead is given back first, so
+        saving and restoring `np_random.bit_generator.state` resumes the env exactly."""
+        if self._uniforms:
+            generator = self._np_random
+            generator.bit_generator.state = self._block_start
+            generator.random(_UNIFORM_BLOCK - len(self._uniforms))
+            self._uniforms.clear()
+        return gym.Env.np_random.fget(self)
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        gym.Env.np_random.fset(self, value)
+        self._uniforms.clear()
+
+    def _uniform(self) -> float:
+        """The next uniform on [0, 1) of `np_random`, taken from a block drawn at once."""
+        uniforms = self._uniforms
+        if not uniforms:
+            # `_np_random` is set once reset() ran (draws come after it); the property would check.
+            generator = self._np_random
+            self._block_start = generator.bit_generator.state
+            uniforms.extend(generator.random(_UNIFORM_BLOCK)[::-1].tolist())
+        return uniforms.pop()
+
+    def _drop_block(self) -> None:
+        self._uniforms.clear()
+
+
+class DiceEnv(UniformBlockEnv):
     """A thin `gym.Env` over a `GameModel`, the same class for every game.
 
     `model` is the game model, or a callable (a model class, or the import path
@@ -88,33 +128,6 @@ class DiceEnv(gym.Env):
         self._uniforms: list[float] = []
         self._block_start: dict = {}
 
-    @property
-    def np_random(self) -> np.random.Generator:
-        """The env's generator (seeded on first use, as in `gym.Env`), at the state just after
-        the uniforms the env has used: the part of a block drawn ahead is given back first, so
-        saving and restoring `np_random.bit_generator.state` resumes the env exactly."""
-        if self._uniforms:
-            generator = self._np_random
-            generator.bit_generator.state = self._block_start
-            generator.random(_UNIFORM_BLOCK - len(self._uniforms))
-            self._uniforms.clear()
-        return gym.Env.np_random.fget(self)
-
-    @np_random.setter
-    def np_random(self, value: np.random.Generator) -> None:
-        gym.Env.np_random.fset(self, value)
-        self._uniforms.clear()
-
-    def _uniform(self) -> float:
-        """The next uniform on [0, 1) of `np_random`, taken from a block drawn at once."""
-        uniforms = self._uniforms
-        if not uniforms:
-            # `_np_random` is set once reset() ran (draws come after it); the property would check.
-            generator = self._np_random
-            self._block_start = generator.bit_generator.state
-            uniforms.extend(generator.random(_UNIFORM_BLOCK)[::-1].tolist())
-        return uniforms.pop()
-
     @staticmethod
     def _cumulative(pairs):
         return cumulative([pair[0] for pair in pairs]), list(pairs)
@@ -158,7 +171,7 @@ class DiceEnv(gym.Env):
             raise ValueError(f"reset options may only hold the key 'state', got {options!r}")
         super().reset(seed=seed)
         if seed is not None:
-            self._uniforms.clear()
+            self._drop_block()
         if self._np_random is None:
             self.np_random  # noqa: B018  (the property seeds `_np_random` if no seed came yet)
         info: dict = {}

@@ -23,6 +23,9 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from dice_envs.envs.vector import DiceVectorEnv
+from dice_envs.envs.yahtzee_vector import YahtzeeVectorEnv
+
+NATIVE_VECTOR_ENVS = (DiceVectorEnv, YahtzeeVectorEnv)  # every game's native vector env
 
 
 class DiceSB3VecEnv(VecEnv):
@@ -59,8 +62,8 @@ class DiceSB3VecEnv(VecEnv):
             )
         elif num_envs is not None or kwargs:
             raise ValueError("num_envs and game arguments go with an env id, not a made env")
-        if not isinstance(env, DiceVectorEnv):
-            raise ValueError(f"env must be an env id or a DiceVectorEnv, got {env!r}")
+        if not isinstance(env, NATIVE_VECTOR_ENVS):
+            raise ValueError(f"env must be an env id or a native vector env, got {env!r}")
         if env.autoreset_mode != AutoresetMode.SAME_STEP:
             raise ValueError(
                 f"SB3 resets in the same step: make the vector env with autoreset_mode="

@@ -133,23 +133,29 @@ ROLL_PROBABILITIES = KEEP_OUTCOMES[0]
 """(252,): the distribution of a roll of five dice."""
 
 
-def _reroll_tables() -> tuple[np.ndarray, np.ndarray]:
+def _reroll_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     keep_of = np.zeros((NUM_DICE_SETS, 32), dtype=np.int32)
     legal = np.zeros((NUM_DICE_SETS, 32), dtype=bool)
+    twin = np.full((NUM_DICE_SETS, 32), -1, dtype=np.int32)
     for d, faces in enumerate(DICE_FACES.tolist()):
-        seen = set()
+        first: dict[tuple[int, ...], int] = {}
         for bits in range(32):
             kept = tuple(f for i, f in enumerate(faces) if not bits >> i & 1)
             keep_of[d, bits] = _KEEP_INDEX[kept]
-            legal[d, bits] = bits != 0 and kept not in seen
-            seen.add(kept)
-    return _frozen(keep_of), _frozen(legal)
+            legal[d, bits] = bits != 0 and kept not in first
+            if bits:
+                first.setdefault(kept, bits)
+                twin[d, bits] = first[kept]
+    return _frozen(keep_of), _frozen(legal), _frozen(twin)
 
 
-REROLL_KEEP, REROLL_LEGAL = _reroll_tables()
+REROLL_KEEP, REROLL_LEGAL, REROLL_TWIN = _reroll_tables()
 """(252, 32) each: the keep left by rerolling the dice whose bit is set (the five dice in
-ascending order of face, bit 0 the lowest), and whether that reroll is the lowest-numbered
-non-empty one leaving its keep (the one legal reroll per distinct keep)."""
+ascending order of face, bit 0 the lowest), whether that reroll is the lowest-numbered
+non-empty one leaving its keep (the one legal reroll per distinct keep), and that legal twin
+of every non-empty reroll (-1 for rerolling nothing)."""
+_REROLL_TWIN_ROWS = REROLL_TWIN.tolist()
+_REROLL_TWIN_FLAT = _frozen(REROLL_TWIN.ravel().astype(np.int64))
 
 
 def _points_tables() -> tuple[np.ndarray, np.ndarray]:
@@ -183,6 +189,13 @@ BOX_POINTS, JOKER_POINTS = _points_tables()
 """(252, 13) each: the points of each dice multiset in each box, plainly and as a joker (Full
 house, Small and Large straight in full; the rest as plainly). Only Yahtzee rows of
 `JOKER_POINTS` are ever used."""
+_BOX_POINT_ROWS = tuple(tuple(row) for row in BOX_POINTS.tolist())
+_OPEN_BOXES = _frozen((np.arange(FULL_CARD + 1)[:, None] >> np.arange(NUM_BOXES) & 1) == 0)
+_NO_POINTS = _frozen(np.zeros((0, NUM_BOXES), dtype=np.int64))
+_NO_ROWS = _frozen(np.zeros(0, dtype=np.int64))
+_FIRST_BOX = _frozen(
+    np.array([(m & -m).bit_length() - 1 for m in range(FULL_CARD + 1)], dtype=np.int64)
+)  # the lowest bit set in a box mask (-1 for none)
 IS_YAHTZEE = _frozen(DICE.max(axis=1) == NUM_DICE)
 YAHTZEE_FACE = _frozen(np.where(IS_YAHTZEE, DICE.argmax(axis=1), -1))
 """(252,): the face index 0..5 of a Yahtzee roll, -1 for other dice."""
@@ -213,6 +226,29 @@ def state_index(filled, upper, yahtzee50):
     return (np.asarray(filled, dtype=np.int64) * UPPER_LEVELS + upper) * 2 + np.asarray(
         yahtzee50, dtype=np.int64
     )
+
+
+class PlayState(NamedTuple):
+    """A decision point of the game: the score card (as `TurnState`), the dice showing (index
+    in `DICE`) and the rolls left in the turn (0..2). Once every box is filled the game is
+    over and `dice` are the last dice scored, with 0 rolls left."""
+
+    filled: int
+    upper: int
+    yahtzee50: bool
+    dice: int
+    rolls_left: int
+
+
+class ManyScorings(NamedTuple):
+    """`Yahtzee.scoring_many`'s answer for n rows: `legal` (n, 13) bool and `legal_bits`
+    (n,) the same as bit masks; `jokers` the rows that are jokers and `joker_points` their
+    points (k, 13); every other row scores `BOX_POINTS` of its dice."""
+
+    legal: np.ndarray
+    legal_bits: np.ndarray
+    jokers: np.ndarray
+    joker_points: np.ndarray
 
 
 class TurnState(NamedTuple):
@@ -285,6 +321,7 @@ class Yahtzee:
         self.absent = FULL_CARD & ~sum(1 << b for b in self.boxes)
         self.has_yahtzee_box = YAHTZEE in self.boxes
         self.start = TurnState(self.absent, 0, False)
+        self._joker_answers: tuple[np.ndarray, np.ndarray] | None = None
 
     def __repr__(self) -> str:
         names = [BOX_NAMES[b] for b in self.boxes]
@@ -306,7 +343,7 @@ class Yahtzee:
         """
         filled, dice = np.broadcast_arrays(np.asarray(filled, np.int64), np.asarray(dice))
         open_ = (filled[..., None] >> np.arange(NUM_BOXES) & 1) == 0
-        joker = IS_YAHTZEE[dice] & self.has_yahtzee_box & ~open_[..., YAHTZEE]
+        joker = self.is_joker(filled, dice)
         face = np.maximum(YAHTZEE_FACE[dice], 0)
         own_upper_open = np.take_along_axis(open_, face[..., None], axis=-1)[..., 0]
         legal = open_
@@ -324,27 +361,90 @@ class Yahtzee:
         points = np.where(in_full[..., None], JOKER_POINTS[dice], BOX_POINTS[dice])
         return legal, points
 
+    def is_joker(self, filled, dice):
+        """Whether the dice (indices in `DICE`) are a joker: a Yahtzee rolled with the Yahtzee
+        box in play and filled (arrays broadcast). Only then does the scoring depend on the
+        filled boxes beyond which are open: otherwise the legal boxes are the open ones and
+        the points those of `BOX_POINTS`."""
+        filled_yahtzee = np.asarray(filled, dtype=np.int64) >> YAHTZEE & 1 == 1
+        return IS_YAHTZEE[dice] & self.has_yahtzee_box & filled_yahtzee
+
+    def scoring_one(self, filled: int, dice: int) -> tuple[int, tuple[int, ...]]:
+        """`scoring` of one card and one roll, fast (plain Python but for a joker): the legal
+        boxes as a bit mask (bit b for box b) and the points of each box."""
+        if IS_YAHTZEE[dice] and self.has_yahtzee_box and filled >> YAHTZEE & 1:
+            legal, points = self.scoring(filled, dice)
+            return int((legal << np.arange(NUM_BOXES)).sum()), tuple(points.tolist())
+        return FULL_CARD & ~filled, _BOX_POINT_ROWS[dice]
+
+    def scoring_many(self, filled, dice) -> ManyScorings:
+        """`scoring` of 1-D int64 arrays of cards and dice, fast (a `ManyScorings`): every row
+        but the jokers has the open boxes legal and scores `BOX_POINTS` of its dice; the
+        jokers' answers are `scoring`'s over every card and Yahtzee, computed once per model."""
+        legal = np.take(_OPEN_BOXES, filled, axis=0)
+        bits = FULL_CARD & ~filled
+        if not self.has_yahtzee_box:
+            return ManyScorings(legal, bits, _NO_ROWS, _NO_POINTS)
+        jokers = np.flatnonzero(np.take(IS_YAHTZEE, dice) & (filled >> YAHTZEE & 1 == 1))
+        if not len(jokers):
+            return ManyScorings(legal, bits, jokers, _NO_POINTS)
+        if self._joker_answers is None:
+            cards = np.arange(FULL_CARD + 1)
+            self._joker_answers = self.scoring(cards[None, :], YAHTZEE_DICE[:, None])
+        joker_legal, joker_points = self._joker_answers
+        face, card = np.take(YAHTZEE_FACE, dice[jokers]), filled[jokers]
+        legal[jokers] = joker_legal[face, card]
+        bits[jokers] = (legal[jokers] << np.arange(NUM_BOXES)).sum(axis=1)
+        return ManyScorings(legal, bits, jokers, joker_points[face, card])
+
     @staticmethod
     def score_result(upper, yahtzee50, box, points, yahtzee_roll):
         """The reward of scoring `points` in `box` and the next upper total and Yahtzee flag
-        (arrays broadcast; the filled mask gains the box's bit).
+        (arrays broadcast, or plain Python numbers and bools for one scoring; the filled mask
+        gains the box's bit).
 
         Returns:
             ``(reward, next_upper, next_yahtzee50)``: the reward is the points plus the upper
             bonus if this scoring brings the upper total to 63, plus the Yahtzee bonus if the
             dice are a Yahtzee and the Yahtzee box holds 50.
         """
-        upper = np.asarray(upper, dtype=np.int64)
-        box = np.asarray(box)
-        points = np.asarray(points, dtype=np.int64)
-        yahtzee50 = np.asarray(yahtzee50, dtype=bool)
-        upper_points = np.where(box < 6, points, 0)
+        # Arithmetic on bools rather than np.where: the same lines serve arrays and scalars.
+        upper_points = points * (box < 6)
         reached = upper + upper_points
-        upper_bonus = np.where((upper < UPPER_TARGET) & (reached >= UPPER_TARGET), UPPER_BONUS, 0)
-        yahtzee_bonus = np.where(np.asarray(yahtzee_roll) & yahtzee50, YAHTZEE_BONUS, 0)
+        upper_bonus = UPPER_BONUS * ((upper < UPPER_TARGET) & (reached >= UPPER_TARGET))
+        yahtzee_bonus = YAHTZEE_BONUS * (yahtzee_roll & yahtzee50)
         next_flag = yahtzee50 | ((box == YAHTZEE) & (points == 50))
         reward = points + upper_bonus + yahtzee_bonus
-        return reward, np.minimum(reached, UPPER_TARGET), next_flag
+        next_upper = reached - (reached > UPPER_TARGET) * (reached - UPPER_TARGET)
+        return reward, next_upper, next_flag
+
+    # -- the forbidden-action fallback -----------------------------------------------------------
+
+    @staticmethod
+    def played_action(dice: int, rolls_left: int, legal_boxes: int, action: int) -> int:
+        """The action (0..44: rerolls by bit mask, then 32 + box) that an in-space action plays.
+
+        A legal action plays itself; a reroll of some dice that the mask forbids only because
+        an equal multiset is kept by a lower-numbered reroll plays as that legal twin; any
+        other forbidden action (rerolling nothing, a reroll with no rolls left, a box not
+        among `legal_boxes`, a bit mask) scores the dice in the first legal box in box order.
+        """
+        if action < 32:
+            if action and rolls_left:
+                return _REROLL_TWIN_ROWS[dice][action]
+        elif legal_boxes >> (action - 32) & 1:
+            return action
+        return 32 + (legal_boxes & -legal_boxes).bit_length() - 1
+
+    @staticmethod
+    def played_actions(dice, rolls_left, legal_boxes, actions) -> np.ndarray:
+        """`played_action` for 1-D int64 arrays of dice, rolls left, legal boxes (bit masks)
+        and actions."""
+        twin = np.take(_REROLL_TWIN_FLAT, dice * 32 + (actions & 31))
+        reroll = (actions < 32) & (twin > 0) & (rolls_left > 0)  # twin -1: rerolling nothing
+        scores = (actions >= 32) & (legal_boxes >> np.maximum(actions - 32, 0) & 1 == 1)
+        fallback = np.take(_FIRST_BOX, legal_boxes) + 32
+        return np.where(reroll, twin, np.where(scores, actions, fallback))
 
     # -- one state at a time -------------------------------------------------------------------
 
@@ -363,6 +463,25 @@ class Yahtzee:
         if flag and not (self.has_yahtzee_box and filled >> YAHTZEE & 1):
             raise ValueError("yahtzee50 needs the Yahtzee box in play and filled")
         return TurnState(filled, upper, bool(flag))
+
+    def check_play_state(self, state: PlayState | Sequence) -> PlayState:
+        """`state` (filled, upper, yahtzee50, dice, rolls_left) as a `PlayState` of this game
+        before its end, or ValueError."""
+        try:
+            *card, dice, rolls_left = (int(v) for v in state)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"state must be (filled, upper, yahtzee50, dice, rolls_left), got {state!r}"
+            ) from None
+        turn = self.check_state(card)
+        if self.is_over(turn):
+            raise ValueError("state: the game is over there (every box is filled)")
+        if not 0 <= dice < NUM_DICE_SETS or rolls_left not in (0, 1, 2):
+            raise ValueError(
+                f"dice must be an index in 0..{NUM_DICE_SETS - 1} and rolls_left 0, 1 or 2, "
+                f"got {state!r}"
+            )
+        return PlayState(*turn, dice, rolls_left)
 
     def legal_boxes(self, state: TurnState, dice: int) -> tuple[int, ...]:
         """The boxes the dice (an index in `DICE`) may be scored in."""
