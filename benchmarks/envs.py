@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 
 import dice_envs  # noqa: F401  (registers the ids)
-from dice_envs.envs.base import DiceEnv
+from dice_envs.games.base import load
 
 ENVS = [
     ("FrozenLake-v1", {}),
@@ -29,6 +29,7 @@ ENVS = [
     ("dice_envs/Hog-v0", {}),
     ("dice_envs/HogSolitaire-v0", {}),
     ("dice_envs/SimultaneousHog-v0", {}),
+    ("dice_envs/Yahtzee-v0", {}),
 ]
 
 
@@ -51,8 +52,10 @@ def _env_label(env_id: str, kwargs: dict) -> str:
     )
 
 
-def bench_envs(steps: int, repeats: int) -> list[dict]:
-    envs = {_env_label(env_id, kw): gym.make(env_id, **kw).unwrapped for env_id, kw in ENVS}
+def bench_envs(steps: int, repeats: int, envs: list[tuple[str, dict]] | None = None) -> list[dict]:
+    """Steps per second of each (id, arguments) of `envs` (default `ENVS`, which starts with
+    FrozenLake-v1, the reference every ratio is to), the envs taking turns over `repeats`."""
+    envs = {_env_label(env_id, kw): gym.make(env_id, **kw).unwrapped for env_id, kw in envs or ENVS}
     best = dict.fromkeys(envs, 0.0)
     for repeat in range(repeats):
         for env_id, env in envs.items():
@@ -80,41 +83,56 @@ def vector_steps_per_second(env, batches: int, seed: int) -> float:
     return env.num_envs * batches / (time.perf_counter() - start)
 
 
-def bench_vector_envs(repeats: int) -> list[dict]:
-    """Every id at its default arguments: the native vector env and SyncVectorEnv of the single
-    env (over one shared model) at 4,096 copies, with Gymnasium's CartPoleVectorEnv at 4,096
-    copies beside them."""
-    rows = []
+def cartpole_steps_per_second(repeats: int) -> float:
+    """Gymnasium's CartPoleVectorEnv at 4,096 copies, best of `repeats`."""
     cartpole = gym.make_vec(
         "CartPole-v1", num_envs=VECTOR_COPIES, vectorization_mode="vector_entry_point"
     )
-    cartpole_rate = max(vector_steps_per_second(cartpole, 200, r) for r in range(repeats))
-    for env_id in dice_envs.env_ids():
-        start = time.perf_counter()
-        native = gym.make_vec(env_id, num_envs=VECTOR_COPIES)
-        build = time.perf_counter() - start
-        # The copies share one model: a model per copy, as gym.make builds it, would take
-        # about 10 MB each for Pig-v0 (the opponent's tables), 40 GB for 4,096 copies.
-        model = native.model
-        sync = gym.vector.SyncVectorEnv([lambda m=model: DiceEnv(m)] * VECTOR_COPIES)
-        native_rate = sync_rate = 0.0
-        for repeat in range(repeats):
-            native_rate = max(native_rate, vector_steps_per_second(native, 200, repeat))
-            sync_rate = max(sync_rate, vector_steps_per_second(sync, 5, repeat))
-        rows.append(
-            {
-                "env_id": env_id,
-                "states": native.tables.num_states,
-                "outcome_rows": len(native.tables.outcome_prob),
-                "build_seconds": build,
-                "native_steps_per_second": native_rate,
-                "sync_steps_per_second": sync_rate,
-                "ratio_to_sync": native_rate / sync_rate,
-                "cartpole_steps_per_second": cartpole_rate,
-            }
-        )
-        del native, sync
-    return rows
+    return max(vector_steps_per_second(cartpole, 200, r) for r in range(repeats))
+
+
+def vector_row(env_id: str, repeats: int, sync_batches: int = 5) -> dict:
+    """One id at its default arguments: its native vector env and SyncVectorEnv of its single
+    env (over one shared model) at 4,096 copies, best of `repeats` each. A game with tables
+    gives its states and outcome rows; a game without (Yahtzee) its turn-start states and no
+    outcome rows (None)."""
+    entry = dice_envs.game(env_id)
+    start = time.perf_counter()
+    native = gym.make_vec(env_id, num_envs=VECTOR_COPIES)
+    build = time.perf_counter() - start
+    # The copies share one model: a model per copy, as gym.make builds it, would take
+    # about 10 MB each for Pig-v0 (the opponent's tables), 40 GB for 4,096 copies.
+    model = native.model
+    single_env = load(entry.entry_point)
+    sync = gym.vector.SyncVectorEnv([lambda m=model: single_env(m)] * VECTOR_COPIES)
+    native_rate = sync_rate = 0.0
+    for repeat in range(repeats):
+        native_rate = max(native_rate, vector_steps_per_second(native, 200, repeat))
+        sync_rate = max(sync_rate, vector_steps_per_second(sync, sync_batches, repeat))
+    if entry.tables:
+        states, outcome_rows = native.tables.num_states, len(native.tables.outcome_prob)
+    else:
+        states, outcome_rows = len(model.turn_start_states()[0]), None
+    return {
+        "env_id": env_id,
+        "tables": entry.tables,
+        "states": states,
+        "outcome_rows": outcome_rows,
+        "build_seconds": build,
+        "native_steps_per_second": native_rate,
+        "sync_steps_per_second": sync_rate,
+        "ratio_to_sync": native_rate / sync_rate,
+    }
+
+
+def bench_vector_envs(repeats: int) -> list[dict]:
+    """`vector_row` of every registered id, with Gymnasium's CartPoleVectorEnv at 4,096 copies
+    in the same run beside them."""
+    cartpole_rate = cartpole_steps_per_second(repeats)
+    return [
+        {**vector_row(env_id, repeats), "cartpole_steps_per_second": cartpole_rate}
+        for env_id in dice_envs.env_ids()
+    ]
 
 
 PPO_GAME = ("dice_envs/Pig-v0", {"goal": 30})

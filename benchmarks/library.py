@@ -140,8 +140,8 @@ def vector_section(vector: list[dict], repeats: int) -> str:
     rows = [
         [
             f"`{r['env_id']}`",
-            f"{r['states']:,}",
-            f"{r['outcome_rows']:,}",
+            f"{r['states']:,}" if r.get("tables", True) else f"{r['states']:,} turn-start",
+            "—" if r["outcome_rows"] is None else f"{r['outcome_rows']:,}",
             f"{r['build_seconds']:.2f} s",
             f"{r['native_steps_per_second'] / 1e6:.1f}M",
             f"{r['sync_steps_per_second'] / 1e6:.3f}M",
@@ -159,7 +159,10 @@ def vector_section(vector: list[dict], repeats: int) -> str:
         f"### Vector envs at {VECTOR_COPIES:,} copies (default arguments; uniform random"
         f" actions, next-step autoreset; best of {repeats}). Gymnasium's CartPoleVectorEnv"
         f" at {VECTOR_COPIES:,} copies in the same run: {cartpole / 1e6:.1f}M steps/s."
-        " 'build': make_vec, tables and alias tables included.\n\n" + markdown_table(header, rows)
+        " 'build': make_vec, tables and alias tables included. A game without tables"
+        " (Yahtzee) has no outcome rows ('—'); its 'states' are its turn-start states (each"
+        " with a three-roll turn inside), and its native env samples the model's rules.\n\n"
+        + markdown_table(header, rows)
     )
 
 

@@ -33,7 +33,7 @@ WRITTEN = {
     HOME: ["games"],  # make solve
     SOLUTIONS: ["solutions"],  # make solve
     TRAINING_RESULTS: ["training", "training-timing", "training-exploitability", "training-full"],
-    BENCHMARKS: ["bench", "training-bench"],  # make bench
+    BENCHMARKS: ["bench", "training-bench", "yahtzee-bench"],  # make bench
 }
 
 
