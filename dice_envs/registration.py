@@ -62,8 +62,8 @@ class Game:
         tables_refused: for a game too large for tables: `f(kwargs)` gives why its tables can
             not be built at those arguments (None where they can).
         tables: False for a game that has no tables at any arguments (Yahtzee): its model
-            states its structure instead of `transitions` (DESIGN.md, "Games too large for
-            tables"), its env and vector env are its own (`entry_point`,
+            states its structure instead of `transitions` (the turn-start states and the
+            graph inside a turn), its env and vector env are its own (`entry_point`,
             `vector_entry_point`), and consumers of tables skip it.
         entry_point: the Gymnasium env class ("module:attribute").
         vector_entry_point: the native vector env class ("module:attribute").

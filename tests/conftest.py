@@ -9,7 +9,8 @@ CASES = [(env_id, kwargs) for env_id, game in dice_envs.GAMES.items() for kwargs
 
 def tables_missing(env_id: str, kwargs: dict | None = None) -> str | None:
     """Why a test that reads the game's tables or its `transitions` can not run on this case
-    (a game too large for tables, DESIGN.md "Games too large for tables"), None where it can."""
+    (a game too large for tables, whose model gives its structure instead), None where it
+    can."""
     entry = dice_envs.game(env_id)
     if entry.tables:
         return None

@@ -35,7 +35,7 @@ def test_all_ids_have_a_model():
         model = make_model(env_id)
         if game(env_id).tables:
             assert isinstance(model, GameModel)
-        else:  # DESIGN.md, "Games too large for tables": the structure instead of transitions
+        else:  # a game too large for tables: its structure instead of transitions
             assert callable(model.turn_start_states) and not hasattr(model, "transitions")
 
 
