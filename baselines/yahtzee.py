@@ -228,10 +228,17 @@ def solve_turns(score_values: np.ndarray, detail: bool = False) -> TurnInside | 
 class YahtzeeSolution:
     """The optimal play of a Yahtzee model: `value` is the optimal expected final score.
 
-    `state_values` holds V for every reachable turn-start state at its `state_index` (NaN
-    elsewhere; 0 once every box is filled). Values inside a turn are recomputed from them on
-    demand (one turn costs about a millisecond). Exact up to float64 round-off (about 1e-12
-    relative).
+    Values inside a turn are recomputed from `state_values` on demand (one turn costs about a
+    millisecond). Exact up to float64 round-off (about 1e-12 relative).
+
+    Attributes:
+        model: the `dice_envs.games.yahtzee.Yahtzee` model solved (joker rule, boxes).
+        value: the optimal expected final score from the start, bonuses included.
+        state_values: V of every reachable turn-start state at its `state_index` (NaN
+            elsewhere; 0 once every box is filled).
+        seconds: the solve's wall time (imports and the model's construction excluded).
+        num_states: how many reachable turn-start states were solved (536,320 in the full
+            game).
     """
 
     model: Yahtzee
@@ -313,7 +320,7 @@ def _popcount(masks: np.ndarray) -> np.ndarray:
 def solve_yahtzee(joker: str = "forced", boxes: Sequence[str] | None = None) -> YahtzeeSolution:
     """The exact optimum of solitaire Yahtzee (`dice_envs.games.yahtzee.Yahtzee` arguments).
 
-    The full game (536,320 turn-start states) takes seconds and about 150 MB; see
-    `benchmarks/yahtzee.py` for the measured time.
+    The full game (536,320 turn-start states) takes seconds; `make bench` measures its time
+    and peak memory in a fresh process (the Benchmarks page, "Yahtzee").
     """
     return solve_model(Yahtzee(joker=joker, boxes=boxes))

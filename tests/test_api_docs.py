@@ -18,9 +18,12 @@ from baselines.exploitability import exploitability
 from baselines.sb3 import ExactGapCallback
 from baselines.two_player import TwoPlayerSolution
 from baselines.value_errors import value_errors
+from baselines.yahtzee import YahtzeeSolution, solve_yahtzee
 from dice_envs import pettingzoo, policies
 from dice_envs.envs.sb3 import DiceSB3VecEnv
 from dice_envs.envs.vector import DiceVectorEnv
+from dice_envs.envs.yahtzee import YahtzeeEnv
+from dice_envs.envs.yahtzee_vector import YahtzeeVectorEnv
 from dice_envs.registration import GAMES, Game, Reference
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,6 +45,10 @@ REQUIRED = {
     "baselines.sb3.ExactGapCallback": ExactGapCallback,
     "dice_envs.envs.sb3.DiceSB3VecEnv": DiceSB3VecEnv,
     "dice_envs.envs.vector.DiceVectorEnv": DiceVectorEnv,
+    "dice_envs.envs.yahtzee.YahtzeeEnv": YahtzeeEnv,
+    "dice_envs.envs.yahtzee_vector.YahtzeeVectorEnv": YahtzeeVectorEnv,
+    "baselines.yahtzee.solve_yahtzee": solve_yahtzee,
+    "baselines.yahtzee.YahtzeeSolution": YahtzeeSolution,
     "dice_envs.register_game": dice_envs.register_game,
     "dice_envs.Reference": Reference,
     "dice_envs.game": dice_envs.game,
@@ -61,6 +68,7 @@ DOCUMENTED_FIELDS = (
     baselines.Exploitability,
     baselines.Equilibrium,
     baselines.ValueErrors,
+    YahtzeeSolution,
     Reference,
     Game,
 )
