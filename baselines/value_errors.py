@@ -143,17 +143,13 @@ def value_errors(
     """Hold a learner's own value estimates against the exact values of `env_id`.
 
     Args:
-        estimates: a Q table or a V estimate.
-            A Q table (float) has shape `observation_nvec + (num_actions,)`, or the run
-            store's `(cells, num_actions)` of `policy_q.npy` (row
-            `np.ravel_multi_index(obs, observation_nvec)`); it is held against Q* and acts
-            greedily (the best legal action, the lowest-numbered on ties).
-            A V estimate is a float table of shape `observation_nvec` (or `(cells,)`), a
-            callable on one observation, a batched callable (`dice_envs.policies.batched`)
-            returning one value per observation, or an SB3 model (its critic,
-            `model.policy.predict_values`); it is held against v_pi of `policy`.
-            Entries at observations no reachable state shows (and a Q table's illegal
-            actions) are not read.
+        estimates: a Q table, of shape `observation_nvec + (num_actions,)` or the run
+            store's `(cells, num_actions)` of `policy_q.npy` (row `np.ravel_multi_index(obs,
+            observation_nvec)`), held against Q* and acting greedily (lowest-numbered on
+            ties); or a V estimate, held against v_pi of `policy`: a float table of shape
+            `observation_nvec` (or `(cells,)`), a callable on one observation, a batched
+            callable (`dice_envs.policies.batched`) or an SB3 model (its critic). Entries
+            at no reachable state's observation (and illegal actions) are not read.
         env_id: the game; `kwargs` are its keyword arguments.
         policy: for a V estimate, the policy it estimates the value of: any form
             `baselines.evaluate` takes, stochastic ones included; None for an SB3 model
@@ -168,25 +164,20 @@ def value_errors(
             most probable actions. Other policy forms say by their form.
         obs_transform: for a model or callable trained through an observation wrapper (see
             `baselines.evaluate`).
-        evaluation: the acting policy's exact evaluation on this game, when the caller has
-            made it already (`baselines.score_actions` or `score_probabilities` on the tables
-            of `baselines.enumerated`): it is used instead of evaluating the policy again.
-            For a Q table it must be of the table's greedy actions (checked); for a V
+        evaluation: the acting policy's exact evaluation, if the caller has it already
+            (`baselines.score_actions` or `score_probabilities` on the tables of
+            `baselines.enumerated`): for a Q table, of its greedy actions (checked); for a V
             estimate it stands for `policy`, which must then be None.
 
     Returns:
-        A `ValueErrors`: per state the estimate, the exact value, their error and the visits;
-        the visit-weighted mean error (signed) and mean absolute error; where the error
-        changes the greedy action, and the gap lost there. The game is enumerated at most
-        once: the tables and optimum `baselines.evaluate` keeps serve both the exact values
-        and the acting policy's evaluation.
+        A `ValueErrors` (per state and visit-weighted). The game is enumerated at most once:
+        the tables and optimum `baselines.evaluate` keeps serve both.
 
     Raises:
-        ValueError: naming the argument, for a gamma outside (0, 1], a table of neither
-            shape, non-finite estimates at a reachable state, a V estimate without a policy
-            (or with both a policy and an evaluation), a Q table with one, or an `evaluation`
-            of other states or (for a Q table) of other actions; from the evaluation, for a
-            policy that never ends the game from some state.
+        ValueError: naming the argument: gamma outside (0, 1], a table of neither shape,
+            non-finite estimates at a reachable state, a V estimate without a policy (or with
+            a policy and an evaluation), a Q table with a policy, an `evaluation` of other
+            states or actions, a policy that never ends the game from some state.
     """
     gamma = _checked_gamma(gamma)
     tables, optimum = enumerated(env_id, **kwargs)
