@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 import yaml
-from training_helpers import CONFIGS, ROOT, TINY_PPO, small, tiny_ppo
+from training_helpers import CONFIGS, ROOT, TINY_PPO, default_sigint, small, tiny_ppo
 
 import baselines
 from dice_envs import env_ids
@@ -312,8 +312,9 @@ def test_the_bar_keeps_its_total_when_a_run_ends_past_its_budget():
 def _start_train(config_path, runs):
     command = [sys.executable, "-m", "training.train", str(config_path), "--runs", str(runs)]
     return command, subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=default_sigint,
+    )  # fmt: skip
 
 
 def _wait_for_points(curve_path, points, seconds=60):

@@ -49,6 +49,15 @@ def write_configs(folder: Path, entries: dict[str, dict]) -> Path:
     return folder
 
 
+def default_sigint() -> None:
+    """For `preexec_fn`: Ctrl-C's default in the child, so that Python there raises
+    KeyboardInterrupt on SIGINT even when pytest itself runs with SIGINT ignored (a background
+    job of a non-interactive shell passes that on to every process it starts)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt_sweep(command: list[str], runs: Path, timeout: float = 120) -> tuple[float, int, str]:
     """Start a sweep in its own process group, wait for a checkpoint past step 0, then send
     SIGINT to the group as Ctrl-C does; return (seconds to exit, exit status, stderr)."""
@@ -61,7 +70,7 @@ def interrupt_sweep(command: list[str], runs: Path, timeout: float = 120) -> tup
 
     process = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=default_sigint,
     )  # fmt: skip
 
     def checkpointed_past_zero() -> bool:
