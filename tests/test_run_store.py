@@ -555,6 +555,11 @@ def test_the_results_full_section_shows_the_default_games_and_links_the_rest(tmp
         raw = yaml.safe_load(path.read_text())
         raw["budgets"]["full"] = raw["budgets"]["quick"]
         path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    (configs / "targets.yaml").write_text(
+        "- {name: SumAvoid within 1, configs: [sum_avoid/qlearning], measure: gap, bound: 1.0,"
+        " of: every}\n- {name: not here, configs: [pig/qlearning], measure: gap, bound: 1.0,"
+        " of: best}\n"
+    )
     runs = tmp_path / "runs"
     for path in sorted(configs.glob("*/*.yaml")):
         for seed in (0, 1):
@@ -575,6 +580,10 @@ def test_the_results_full_section_shows_the_default_games_and_links_the_rest(tmp
     assert "The other 2 configs" in section
     assert "(../training/full/report.md)" in section  # relative to docs/results/
     assert "(../training/full/sum_avoid.png)" in section
+    # The targets whose configs are all in the report, judged; the others left out.
+    assert "### Targets" in section and "| SumAvoid within 1 | Q-learning (sum_avoid/" in section
+    assert "not here" not in section
+    assert "## Targets" in (tmp_path / "docs/training/full/report.md").read_text()
     assert "<!-- training:start -->\n<!-- training:end -->" in text  # the quick ones untouched
     assert "d20_rounds" in (tmp_path / "docs/training/full/report.md").read_text()
     # A two-player game's page has its exploitability rows and curve.

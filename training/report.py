@@ -56,6 +56,9 @@ from training.runs import (
     run_dir,
     run_identity,
 )
+from training.targets import Target, load_targets, targets_table
+
+TARGETS_FILE = "targets.yaml"  # in the configs folder
 
 
 class ReportError(RuntimeError):
@@ -658,6 +661,7 @@ class Report:
     exploitability: str  # empty when no config is of a two-player game
     timing: str
     sweeps: list[str]  # the recorded sweeps under `out`, as Markdown lines
+    targets: str = ""  # the targets table; empty when no target's configs are all here
 
     def markdown(self) -> str:
         """The whole report, as `report.md` holds it."""
@@ -666,9 +670,10 @@ class Report:
             if self.exploitability
             else ""
         )
+        targets = f"## Targets\n\n{self.targets}\n\n" if self.targets else ""
         return (
             f"# Training report (`{self.budget}` budget)\n\n{self.description}\n\n{self.table}"
-            f"\n\n{self.plots}\n\n## Monte Carlo against exact evaluation\n\n"
+            f"\n\n{targets}{self.plots}\n\n## Monte Carlo against exact evaluation\n\n"
             f"{self.monte_carlo}\n\n## Where the agents lose their gap\n\n{self.losses}\n\n"
             f"{exploit}## Time\n\n{self.timing}\n"
         )
@@ -851,10 +856,16 @@ def make_report(
     out: str | Path,
     games: list[str] | None = None,
     reproduce: str | None = None,
+    targets: list[Target] | None = None,
 ) -> Report:
-    """Draw the figures into `out`, write `out`/report.md and return the report's parts."""
+    """Draw the figures into `out`, write `out`/report.md and return the report's parts.
+    `targets`: what the targets table checks (default: `configs`/targets.yaml if there is
+    one)."""
     out = Path(out)
     groups = collect(configs, budget, runs, games)
+    if targets is None:
+        targets_file = Path(configs) / TARGETS_FILE
+        targets = load_targets(targets_file) if targets_file.exists() else []
     out.mkdir(parents=True, exist_ok=True)
     by_game = figure_groups(groups)
     titles, valued = _gap_figures(groups, by_game, budget, out)
@@ -878,6 +889,7 @@ def make_report(
         exploitability=exploitability,
         timing=timing_text(groups, "of this report", _sweep_lines(out)),
         sweeps=_sweep_lines(out),
+        targets=targets_table(groups, targets),
     )
     report.plots = gap_plots(report)
     (out / "report.md").write_text(report.markdown())

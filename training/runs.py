@@ -67,6 +67,7 @@ CODE_PACKAGES = ("dice_envs", "baselines", "training")
 NOT_RUN = frozenset(
     {
         "training/report.py",
+        "training/targets.py",
         "training/plots.py",
         "training/archive.py",
         "training/sweep.py",

@@ -13,8 +13,9 @@ that after its sweep. The library's report (`training.report`) goes to docs/trai
 docs/games/<game>.md, and the pages of games no config trains at the budget say so. Then
 the results page, docs/results/training.md: its `training`, `training-timing` and
 `training-exploitability` sections from a `quick` report of every config, its
-`training-full` section from a `full` report that has the default games
-(`RESULTS_FULL_CONFIGS`); a report of fewer configs leaves the page as it is.
+`training-full` section from a `full` report that has every config the targets
+(configs/targets.yaml) judge, with the targets table; a report of fewer configs leaves the
+page as it is.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 from docs.tools.readme import ROOT, check_markers, rebase_links, replace_marked_section
 from training.archive import Archive, archive_runs
 from training.report import (
+    TARGETS_FILE,
     Report,
     ReportError,
     best_agents,
@@ -37,15 +39,16 @@ from training.report import (
     write_game_pages,
     write_untrained_pages,
 )
+from training.targets import load_targets
 
-# The results page's full-budget section shows these configs (the default games); the report
-# in docs/training/full has every config with a full budget.
-RESULTS_FULL_CONFIGS = (
-    "pig/qlearning_goal100",
-    "pig/ppo_goal100",
-    "d20_rounds/qlearning_rounds100",
-    "d20_rounds/ppo_rounds100",
-)
+
+def target_configs(configs: str | Path = "configs") -> tuple[str, ...]:
+    """The configs the targets judge (`<game>/<config>`, in the targets file's order): the
+    results page's full-budget section shows these."""
+    names: dict[str, None] = {}
+    for target in load_targets(Path(configs) / TARGETS_FILE):
+        names.update(dict.fromkeys(target.configs))
+    return tuple(names)
 
 
 def report_folder(budget: str, docs: Path) -> Path:
@@ -85,9 +88,10 @@ def write_quick_sections(report: Report, page: Path) -> None:
 
 
 def write_full_section(report: Report, page: Path, full_configs=None) -> bool:
-    """The results page's `training-full` section: the default games' rows, figures and
-    times, with a link to the rest; False (nothing written) if the report lacks one of them."""
-    full_configs = RESULTS_FULL_CONFIGS if full_configs is None else full_configs
+    """The results page's `training-full` section: the targets table, then the rows, figures
+    and times of the configs the targets judge, with a link to the rest; False (nothing
+    written) if the report lacks one of them."""
+    full_configs = target_configs() if full_configs is None else full_configs
     groups = report.groups
     shown = {p: g for p, g in groups.items() if _config_name(p) in full_configs}
     if len(shown) != len(full_configs):
@@ -100,9 +104,10 @@ def write_full_section(report: Report, page: Path, full_configs=None) -> bool:
         if rest
         else ""
     )
+    targets = f"### Targets\n\n{report.targets}\n\n" if report.targets else ""
     section = (
-        f"{describe(shown, report.budget)}\n\n{results_table(shown)}\n\n{best_agents(shown)}"
-        f"\n\n{gap_plots(report, stems)}{others}\n\n"
+        f"{describe(shown, report.budget)}\n\n{targets}{results_table(shown)}\n\n"
+        f"{best_agents(shown)}\n\n{gap_plots(report, stems)}{others}\n\n"
         f"{timing_text(shown, 'shown here', report.sweeps)}"
     )
     section = rebase_links(section, report.out, page.parent)
