@@ -210,3 +210,20 @@ def test_yahtzee_optimal_policy_gives_exactly_zero():
 def test_yahtzee_refuses_a_table():
     with pytest.raises(ValueError, match="policy"):
         baselines.estimate_gap(np.zeros(3), YAHTZEE, episodes=5, **SMALL_YAHTZEE)
+
+
+def test_yahtzee_forbidden_action_counts_as_the_action_it_plays():
+    """Action 0 (rerolling nothing) scores the dice in the first legal box: its regret is that
+    scoring's, so the estimate equals the policy that names the box itself, episode by episode."""
+    model = Yahtzee(**SMALL_YAHTZEE)
+    nothing = batched(lambda observations: np.zeros(len(observations), dtype=np.int64))
+    first_box = batched(
+        lambda observations: 32 + _legal(observations, model)[:, 32:].argmax(axis=1)
+    )
+    forbidden, named = (
+        baselines.estimate_gap(policy, YAHTZEE, episodes=100, seed=4, **SMALL_YAHTZEE)
+        for policy in (nothing, first_box)
+    )
+    assert named.mean > 1.0
+    np.testing.assert_array_equal(forbidden.episode_gaps, named.episode_gaps)
+    np.testing.assert_array_equal(forbidden.episode_scores, named.episode_scores)
