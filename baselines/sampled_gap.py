@@ -47,7 +47,7 @@ Z_95 = float(norm.ppf(0.975))  # the two-sided 95 % quantile of the normal distr
 EPISODE_BATCH = 4096  # episodes played at once in one native vector env
 _YAHTZEE_SOLUTIONS: OrderedDict[Any, YahtzeeSolution] = OrderedDict()
 _YAHTZEE_SOLUTIONS_KEPT = 3  # a full solution holds 8.6 M floats (69 MB)
-_YAHTZEE_Q_MEMO: dict[tuple[int, int, int, int, int, int], np.ndarray] = {}
+_YAHTZEE_Q_MEMO: dict[tuple, np.ndarray] = {}  # by the game (joker, boxes) and position
 _YAHTZEE_Q_MEMO_SIZE = 200_000  # about 80 MB of action values at most
 
 
@@ -318,7 +318,7 @@ def yahtzee_action_values(solution: YahtzeeSolution, observations: np.ndarray) -
     for i, (filled, upper, flag, dice, rolls) in enumerate(
         yahtzee_positions(observations).tolist()
     ):
-        key = (id(solution), filled, upper, flag, dice, rolls)
+        key = (solution.model.joker, solution.model.boxes, filled, upper, flag, dice, rolls)
         values = _YAHTZEE_Q_MEMO.get(key)
         if values is None:
             if len(_YAHTZEE_Q_MEMO) >= _YAHTZEE_Q_MEMO_SIZE:
