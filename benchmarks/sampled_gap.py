@@ -192,13 +192,15 @@ def report(rows: list[dict], seed: int) -> str:
         for row in rows
     ]
     near = [r for r in rows if r["game"].startswith("Yahtzee") and r["relative_gap"] <= NEAR]
-    best = max(near, key=lambda r: r["ratio"], default=None)
+    reached = [f"{r['policy']} ({r['ratio']:.1f})" for r in near if r["ratio"] >= RATIO_TARGET]
+    short = [f"{r['policy']} ({r['ratio']:.1f})" for r in near if r["ratio"] < RATIO_TARGET]
     verdict = (
-        "No Yahtzee policy here is within 10 % of the optimum."
-        if best is None
-        else f"Yahtzee, within 10 % of the optimum: the best ratio is {best['ratio']:.1f} "
-        f"({best['policy']}); the issue asks for at least {RATIO_TARGET:g}: "
-        + ("met." if best["ratio"] >= RATIO_TARGET else "missed.")
+        f"Yahtzee, policies within 10 % of the optimum (by their sampled gap): the issue asks "
+        f"for an SE ratio of at least {RATIO_TARGET:g}. Reached by: "
+        f"{'; '.join(reached) or 'none'}. Not reached by: {'; '.join(short) or 'none'}. "
+        "A deterministic policy's mistakes are not averaged over its action probabilities: "
+        "each costs its full regret, a few large terms per episode whose number varies, so "
+        "its ratio grows more slowly as it nears the optimum."
     )
     return (
         f"Measured by `python -m benchmarks.sampled_gap` (seed {seed}). SE ratio: the score "
