@@ -5,6 +5,8 @@ best = baselines.solve("dice_envs/SumAvoid-v0", N=10)
 best.value, best.action(23)
 score = baselines.evaluate(lambda s: int(s < 20), "dice_envs/SumAvoid-v0", N=10)
 score.value, score.gap, score.relative_gap
+sampled = baselines.estimate_gap("stop-at-20", "dice_envs/SumAvoid-v0", episodes=1000, seed=0, N=10)
+sampled.mean, sampled.interval
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from baselines.exact import (
     tabulate,
 )
 from baselines.exploitability import Exploitability, exploitability
+from baselines.sampled_gap import SampledGap, estimate_gap
 from baselines.simultaneous import Equilibrium, equilibrium
 from baselines.solvers import Solution
 from baselines.specialised import SPECIALISED
@@ -41,12 +44,14 @@ __all__ = [
     "Equilibrium",
     "Evaluation",
     "Exploitability",
+    "SampledGap",
     "Solution",
     "Tables",
     "TabularMDP",
     "ValueErrors",
     "enumerated",
     "equilibrium",
+    "estimate_gap",
     "evaluate",
     "exploitability",
     "on_states",

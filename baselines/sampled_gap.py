@@ -1,0 +1,400 @@
+"""The sampled gap: an unbiased estimate of a policy's gap from sampled episodes, for every game.
+
+    import baselines
+    estimate = baselines.estimate_gap("hold-at-20", "dice_envs/Pig-v0", episodes=2000, seed=0,
+                                      goal=30)
+    estimate.mean, estimate.standard_error, estimate.interval
+
+Along an episode of the policy, the regrets V*(s) - Q*(s, a) of the actions it takes, summed,
+have the policy's gap V*(start) - V(start) as their expectation (the performance difference
+lemma, Kakade and Langford 2002, for an undiscounted episodic game). A stochastic policy's
+regret is taken in expectation under its action probabilities at each visited state: still
+unbiased, and less noisy. Near the optimum most regrets are 0, so the mean of these sums is
+far less noisy than the mean of the episodes' scores; this is how a policy is scored between
+exact evaluations on a game too large to evaluate often (Yahtzee).
+
+V* and Q* are exact: from the game's tables and their optimum (`baselines.solve`, the best
+response to the opponent for a two-player game played against a fixed one) or, for Yahtzee,
+from its structure-aware solution. Episodes are played in the game's native vector env.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm
+
+from baselines.evaluation import (
+    _Answered,
+    _observation_batch,
+    policy_actions,
+    policy_probabilities,
+)
+from baselines.exact import _enumerated, on_states
+from baselines.solvers import TIE_TOLERANCE, Solution, q_from_values
+from baselines.yahtzee import YahtzeeSolution, solve_yahtzee
+from dice_envs.envs.yahtzee import OBSERVATION_NVEC as YAHTZEE_OBSERVATION_NVEC
+from dice_envs.games.yahtzee import DICE, NUM_BOXES, TurnState, Yahtzee
+from dice_envs.policies import named_policy
+from dice_envs.registration import game, load
+
+Z_95 = float(norm.ppf(0.975))  # the two-sided 95 % quantile of the normal distribution
+EPISODE_BATCH = 4096  # episodes played at once in one native vector env
+_YAHTZEE_SOLUTIONS: OrderedDict[Any, YahtzeeSolution] = OrderedDict()
+_YAHTZEE_SOLUTIONS_KEPT = 3  # a full solution holds 8.6 M floats (69 MB)
+_YAHTZEE_Q_MEMO: dict[tuple, np.ndarray] = {}  # by the game (joker, boxes) and position
+_YAHTZEE_Q_MEMO_SIZE = 200_000  # about 80 MB of action values at most
+
+
+@dataclass(frozen=True, eq=False)
+class SampledGap:
+    """The sampled gap of a policy: the mean over episodes of the regrets summed along each.
+
+    Attributes:
+        mean: the estimate of the gap (optimal value minus the policy's value), unbiased.
+        standard_error: its standard error (sample standard deviation / sqrt(episodes); NaN
+            for a single episode).
+        interval: the 95 % confidence interval of the gap, mean +- 1.96 standard errors (the
+            normal approximation).
+        episodes: how many episodes were played.
+        score_mean: the mean of the same episodes' scores (summed rewards), for comparison.
+        score_standard_error: its standard error.
+        optimal_value: the exact optimal value from the start (`optimal_value - mean`
+            estimates the policy's value).
+        seconds: wall time of the call, solving the game included when it was not kept.
+        episode_gaps: (episodes,) each episode's summed regrets.
+        episode_scores: (episodes,) each episode's score.
+    """
+
+    mean: float
+    standard_error: float
+    interval: tuple[float, float]
+    episodes: int
+    score_mean: float
+    score_standard_error: float
+    optimal_value: float
+    seconds: float
+    episode_gaps: np.ndarray = field(repr=False)
+    episode_scores: np.ndarray = field(repr=False)
+
+    @property
+    def value(self) -> float:
+        """The policy's value estimated from the gap: `optimal_value - mean`."""
+        return self.optimal_value - self.mean
+
+    def as_dict(self) -> dict[str, float]:
+        keys = ("mean", "standard_error", "episodes", "score_mean", "score_standard_error")
+        result = {key: float(getattr(self, key)) for key in keys}
+        result["low"], result["high"] = self.interval
+        result["optimal_value"], result["seconds"] = self.optimal_value, self.seconds
+        return result
+
+
+def estimate_gap(
+    policy: Any,
+    env_id: str,
+    *,
+    episodes: int = 1000,
+    seed: int = 0,
+    obs_transform: Any = None,
+    deterministic: bool = True,
+    expected_regret: bool = True,
+    **env_kwargs: Any,
+) -> SampledGap:
+    """Estimate the gap of `policy` on `env_id` (with the env's keyword arguments) from
+    `episodes` episodes sampled in the game's native vector env.
+
+    The policy takes every form `baselines.evaluate` takes: a registered name, a batched
+    callable, a callable on one observation (an action or a probability vector), a table over
+    the observation grid (actions or probabilities), a mapping, an SB3 model (`deterministic`
+    and `obs_transform` as in `evaluate`), a `Solution`; on Yahtzee also its
+    `YahtzeeSolution` (the optimal policy). A stochastic policy's actions are drawn from its
+    probabilities and its regret at each visited state is their expectation; with
+    `expected_regret=False` the regret of the action drawn is summed instead (also unbiased,
+    noisier: for comparison). All randomness comes from `seed`: the same seed gives the same
+    estimate.
+
+    Raises:
+        ValueError: `env_id` not registered, `episodes` not an integer >= 1, `seed` not an
+            integer >= 0, or a policy that does not fit the game.
+    """
+    start = time.perf_counter()
+    entry = game(env_id)  # ValueError naming env_id and the registered ids
+    if isinstance(episodes, bool) or not isinstance(episodes, int | np.integer) or episodes < 1:
+        raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    if not isinstance(expected_regret, bool):
+        raise ValueError(f"expected_regret must be True or False, got {expected_regret!r}")
+    options = {
+        "obs_transform": obs_transform,
+        "deterministic": deterministic,
+        "expected_regret": expected_regret,
+    }
+    if entry.tables:
+        player: _TablePlayer | _YahtzeePlayer = _TablePlayer(policy, env_id, env_kwargs, options)
+    elif env_id == "dice_envs/Yahtzee-v0":
+        player = _YahtzeePlayer(policy, env_id, env_kwargs, options)
+    else:
+        raise ValueError(f"env_id {env_id!r} has no tables and no sampled gap yet")
+    gaps, scores = _play(player, int(episodes), int(seed))
+    return _summary(gaps, scores, player.optimal_value, time.perf_counter() - start)
+
+
+def _summary(gaps: np.ndarray, scores: np.ndarray, optimal: float, seconds: float) -> SampledGap:
+    count = len(gaps)
+
+    def standard_error(values: np.ndarray) -> float:
+        return float(values.std(ddof=1) / np.sqrt(count)) if count > 1 else float("nan")
+
+    mean, error = float(gaps.mean()), standard_error(gaps)
+    return SampledGap(
+        mean=mean,
+        standard_error=error,
+        interval=(mean - Z_95 * error, mean + Z_95 * error),
+        episodes=count,
+        score_mean=float(scores.mean()),
+        score_standard_error=standard_error(scores),
+        optimal_value=float(optimal),
+        seconds=seconds,
+        episode_gaps=gaps,
+        episode_scores=scores,
+    )
+
+
+def _play(player: Any, episodes: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Play `episodes` episodes, `EPISODE_BATCH` at a time; each one's summed regrets and
+    score. The env's draws and the policy's come from two streams of `seed`."""
+    env_seed, action_seed = np.random.SeedSequence(seed).spawn(2)
+    rng = np.random.default_rng(action_seed)
+    width = min(episodes, EPISODE_BATCH)
+    env = player.vector_env(width)
+    gaps, scores = np.zeros(episodes), np.zeros(episodes)
+    first = True
+    for lo in range(0, episodes, width):
+        count = min(width, episodes - lo)
+        reset_seed = int(env_seed.generate_state(1)[0]) if first else None
+        obs, info = env.reset(seed=reset_seed)  # later batches continue the same generator
+        first = False
+        active = np.arange(width) < count  # a last, smaller batch: the rest are not counted
+        gap, score = np.zeros(width), np.zeros(width)
+        actions = np.zeros(width, dtype=np.int64)
+        while active.any():
+            rows = np.flatnonzero(active)
+            chosen, regrets = player.decide(obs[rows], info["action_mask"][rows], rng)
+            actions[:] = 0  # copies not counted play anything in the space: it never raises
+            actions[rows] = chosen
+            gap[rows] += regrets
+            obs, reward, terminated, truncated, info = env.step(actions)
+            score[rows] += reward[rows]
+            active[rows] = ~(terminated[rows] | truncated[rows])
+        gaps[lo : lo + count], scores[lo : lo + count] = gap[:count], score[:count]
+    env.close()
+    return gaps, scores
+
+
+def _regret_table(q: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """V*(s) - Q*(s, a) per row and action, V* the best legal Q* of the row. Regrets within
+    the project's tie tolerance (`baselines.solvers.TIE_TOLERANCE`, as `optimal_action_mask`
+    counts optimal actions) are 0, so an optimal policy's sampled gap is exactly 0."""
+    best = np.where(legal, q, -np.inf).max(axis=1, keepdims=True)
+    regret = best - q
+    regret[regret <= TIE_TOLERANCE * np.maximum(1.0, np.abs(best))] = 0.0
+    return regret
+
+
+def _draw(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One action per row of action probabilities."""
+    cumulative = np.cumsum(probs, axis=1)
+    drawn = (cumulative < rng.random(len(probs))[:, None] * cumulative[:, -1:]).sum(axis=1)
+    return np.minimum(drawn, probs.shape[1] - 1)
+
+
+def _regrets(
+    regret: np.ndarray, probs: np.ndarray | None, actions: np.ndarray | None, rng, expected: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The actions played and the regret counted for rows of `regret` (V* - Q* per action),
+    from a deterministic policy's `actions` or a stochastic one's `probs`."""
+    rows = np.arange(len(regret))
+    if probs is None:
+        return actions, regret[rows, actions]
+    drawn = _draw(probs, rng)
+    return drawn, (probs * regret).sum(axis=1) if expected else regret[rows, drawn]
+
+
+def _resolved(policy, tables, obs_transform, deterministic) -> tuple[Any, Any]:
+    """(actions, None) of a deterministic policy or (None, probabilities) of a stochastic one
+    at every state of `tables`, by the converters of `baselines.evaluation` (a batched policy
+    asked once, as `evaluate` asks it)."""
+    if callable(getattr(policy, "batch", None)) and obs_transform is None:
+        policy = _Answered(np.asarray(policy.batch(_observation_batch(tables, None))))
+    probs = policy_probabilities(
+        policy, tables, obs_transform=obs_transform, deterministic=deterministic
+    )
+    if probs is not None:
+        return None, probs
+    return policy_actions(policy, tables, obs_transform=obs_transform), None
+
+
+class _TablePlayer:
+    """A policy on a game with tables: its actions (or probabilities) and regret per state,
+    resolved once for every state as `baselines.evaluate` resolves them."""
+
+    def __init__(self, policy: Any, env_id: str, kwargs: dict, options: dict) -> None:
+        self.env_id, self.expected = env_id, options["expected_regret"]
+        self.tables, optimum = _enumerated(env_id, dict(kwargs))
+        self.optimal_value = optimum.value
+        self.regret = _regret_table(
+            q_from_values(self.tables, optimum.state_values), self.tables.legal
+        )
+        self.actions, self.probs = self._resolve(policy, env_id, kwargs, options)
+
+    def _resolve(self, policy, env_id, kwargs, options) -> tuple[np.ndarray | None, Any]:
+        obs_transform, deterministic = options["obs_transform"], options["deterministic"]
+        if isinstance(policy, str):
+            policy = named_policy(env_id, policy, **kwargs)
+        if callable(getattr(policy, "probabilities", None)) and obs_transform is None:
+            policy = np.asarray(policy.probabilities())  # a two-player solution, an equilibrium
+        if isinstance(policy, Solution) and obs_transform is None:
+            return on_states(policy, self.tables).policy, None
+        return _resolved(policy, self.tables, obs_transform, deterministic)
+
+    def vector_env(self, width: int) -> Any:
+        entry = game(self.env_id)
+        return load(entry.vector_entry_point)(self.tables.model, width, tables=self.tables)
+
+    def decide(self, obs: np.ndarray, mask: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
+        states = self.tables.indices_of(obs.reshape(len(obs), -1))
+        probs = None if self.probs is None else self.probs[states]
+        actions = None if self.actions is None else self.actions[states]
+        return _regrets(self.regret[states], probs, actions, rng, self.expected)
+
+
+def yahtzee_solution(env_id: str, **kwargs: Any) -> YahtzeeSolution:
+    """The exact Yahtzee solution at these arguments, kept per process (a full solve takes
+    seconds)."""
+    key = (env_id, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
+    if key in _YAHTZEE_SOLUTIONS:
+        _YAHTZEE_SOLUTIONS.move_to_end(key)
+        return _YAHTZEE_SOLUTIONS[key]
+    solution = solve_yahtzee(**kwargs)
+    _YAHTZEE_SOLUTIONS[key] = solution
+    if len(_YAHTZEE_SOLUTIONS) > _YAHTZEE_SOLUTIONS_KEPT:
+        _YAHTZEE_SOLUTIONS.popitem(last=False)
+    return solution
+
+
+def _dice_lookup() -> np.ndarray:
+    """Index in `DICE` of five dice given by their counts per face, coded in base 6."""
+    lookup = np.full(6**6, -1, dtype=np.int64)
+    lookup[DICE.astype(np.int64) @ 6 ** np.arange(6)] = np.arange(len(DICE))
+    return lookup
+
+
+_DICE_OF_CODE = _dice_lookup()
+
+
+def yahtzee_positions(observations: np.ndarray) -> np.ndarray:
+    """(n, 5) int64 rows (filled mask, upper total, Yahtzee-50 flag, dice index, rolls left)
+    of a batch of Yahtzee observations (n, 22)."""
+    observations = np.asarray(observations, dtype=np.int64).reshape(-1, 22)
+    dice = _DICE_OF_CODE[observations[:, :6] @ 6 ** np.arange(6)]
+    filled = observations[:, 7:20] @ (1 << np.arange(NUM_BOXES))
+    return np.column_stack(
+        [filled, observations[:, 20], observations[:, 21], dice, observations[:, 6]]
+    )
+
+
+def yahtzee_action_values(solution: YahtzeeSolution, observations: np.ndarray) -> np.ndarray:
+    """(n, 45) Q* of every action at a batch of Yahtzee observations (NaN for illegal ones),
+    by `YahtzeeSolution.action_values`, one observation at a time (about a millisecond
+    each), answers kept for the next call. The one place to swap in a batched query."""
+    result = np.empty((len(observations), 32 + NUM_BOXES))
+    for i, (filled, upper, flag, dice, rolls) in enumerate(
+        yahtzee_positions(observations).tolist()
+    ):
+        key = (solution.model.joker, solution.model.boxes, filled, upper, flag, dice, rolls)
+        values = _YAHTZEE_Q_MEMO.get(key)
+        if values is None:
+            if len(_YAHTZEE_Q_MEMO) >= _YAHTZEE_Q_MEMO_SIZE:
+                _YAHTZEE_Q_MEMO.clear()
+            values = solution.action_values(TurnState(filled, upper, bool(flag)), dice, rolls)
+            _YAHTZEE_Q_MEMO[key] = values
+        result[i] = values
+    return result
+
+
+class _ObservationBatch:
+    """Visited observations seen as the tables the policy converters of `baselines.evaluation`
+    read (observations, legal actions, the observation grid), so that a policy is resolved on
+    Yahtzee by the same code as on every other game."""
+
+    def __init__(self, observations: np.ndarray, legal: np.ndarray, model: Any) -> None:
+        self.observation_array, self.legal = observations, legal.astype(bool)
+        self.num_states, self.num_actions = legal.shape
+        self.model = model
+
+    @property
+    def observations(self) -> list[tuple[int, ...]]:
+        return list(map(tuple, self.observation_array.tolist()))
+
+
+class _YahtzeeGrid:
+    """The Yahtzee model as the converters see it: its observation grid, for messages and
+    for checking an SB3 model's observation space."""
+
+    def __init__(self, model: Yahtzee) -> None:
+        self.model, self.observation_nvec = model, YAHTZEE_OBSERVATION_NVEC
+
+    def __repr__(self) -> str:
+        return repr(self.model)
+
+
+class _YahtzeePlayer:
+    """A policy on Yahtzee: asked at each step for the visited observations, its regrets from
+    the exact action values there."""
+
+    def __init__(self, policy: Any, env_id: str, kwargs: dict, options: dict) -> None:
+        self.env_id, self.kwargs, self.options = env_id, dict(kwargs), options
+        self.solution = yahtzee_solution(env_id, **kwargs)
+        self.optimal_value = self.solution.value
+        self.grid = _YahtzeeGrid(self.solution.model)
+        if isinstance(policy, str):
+            policy = named_policy(env_id, policy, **kwargs)
+        if isinstance(policy, np.ndarray | Mapping):
+            raise ValueError(
+                "policy: Yahtzee's observation grid is too large for a table or a mapping; "
+                "give a batched callable (dice_envs.policies.batched), a callable or a model"
+            )
+        self.policy = policy
+
+    def vector_env(self, width: int) -> Any:
+        return load(game(self.env_id).vector_entry_point)(num_envs=width, **self.kwargs)
+
+    def decide(self, obs: np.ndarray, mask: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
+        legal = mask.astype(bool)
+        q = yahtzee_action_values(self.solution, obs)
+        # Every in-space action plays as a legal one (`Yahtzee.played_actions`): its regret is
+        # that action's.
+        positions = yahtzee_positions(obs)
+        legal_bits = legal[:, 32:] @ (1 << np.arange(NUM_BOXES))
+        count, width = q.shape
+        played = Yahtzee.played_actions(
+            np.repeat(positions[:, 3], width),
+            np.repeat(positions[:, 4], width),
+            np.repeat(legal_bits, width),
+            np.tile(np.arange(width), count),
+        ).reshape(count, width)
+        q = np.take_along_axis(q, played, axis=1)
+        regret = _regret_table(q, legal)
+        if isinstance(self.policy, YahtzeeSolution):
+            return _regrets(regret, None, np.where(legal, q, -np.inf).argmax(axis=1), rng, True)
+        batch = _ObservationBatch(obs, legal, self.grid)
+        transform, deterministic = self.options["obs_transform"], self.options["deterministic"]
+        actions, probs = _resolved(self.policy, batch, transform, deterministic)
+        return _regrets(regret, probs, actions, rng, self.options["expected_regret"])
