@@ -141,8 +141,10 @@ def register_game(
         tables: False for a game with no tables at any arguments: its model gives its
             structure (turn-start states, the graph inside a turn) and its own env classes,
             named by `entry_point` and `vector_entry_point`, play it.
-        entry_point, vector_entry_point: "module:attribute" of the env and the native vector
-            env (default: the one env and vector env of every game with tables).
+        entry_point: "module:attribute" of the env (default: the one env of every game
+            with tables).
+        vector_entry_point: "module:attribute" of the native vector env (default: the one
+            vector env of every game with tables).
 
     Returns:
         The registry entry (also `game(env_id)`).
