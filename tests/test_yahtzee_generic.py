@@ -9,7 +9,7 @@ import pytest
 import baselines
 from baselines.yahtzee import solve_yahtzee
 from dice_envs import game
-from dice_envs.games.yahtzee import FULL_CARD, Yahtzee, decode_observations
+from dice_envs.games.yahtzee import FULL_CARD, YAHTZEE_DICE, Yahtzee, decode_observations
 from dice_envs.tables import build_tables
 
 ENV_ID = "dice_envs/Yahtzee-v0"
@@ -78,6 +78,34 @@ def test_the_fast_builder_equals_the_generic_enumeration(joker, boxes):
     np.testing.assert_array_equal(
         sorted_rows(slow, np.arange(slow.num_states)), sorted_rows(fast, perm)
     )
+
+
+@pytest.mark.parametrize("joker", ["forced", "free", "verhoeff"])
+def test_the_batch_rules_equal_the_rules_one_state_at_a_time(joker):
+    """On a three-box game, where a scoring leads to another turn, the Yahtzee bonus is paid
+    and the jokers arise (Full house in full or not, Fours forced or not): every action at a
+    sample of decision states, and at every Yahtzee with the Yahtzee box filled."""
+    model = Yahtzee(joker, ["fours", "full_house", "yahtzee"])
+    filled, upper, flag = model.turn_start_states()
+    rng = np.random.default_rng(3)
+    cards = rng.integers(0, len(filled), 40)
+    dice, rolls = rng.integers(0, 252, 40), rng.integers(0, 3, 40)
+    jokers = np.flatnonzero(filled >> 11 & 1)
+    cards = np.concatenate([cards, np.repeat(jokers, 6)])
+    dice = np.concatenate([dice, np.tile(YAHTZEE_DICE, len(jokers))])
+    rolls = np.concatenate([rolls, np.zeros(6 * len(jokers), dtype=np.int64)])
+    states = np.column_stack((filled[cards], upper[cards], flag[cards], dice, rolls))
+    for state in states:
+        for action in range(45):
+            _, prob, nexts, reward, terminal = model.batch_transitions(state[None], action)
+            columns = (map(tuple, nexts.tolist()), reward.tolist(), terminal.tolist())
+            batch = sorted(zip(*columns, prob.tolist(), strict=True))
+            plain = sorted(
+                (t.next_state, t.reward, t.terminal, t.prob)
+                for t in model.transitions(tuple(state), action)
+            )
+            assert [row[:3] for row in batch] == [row[:3] for row in plain], (state, action)
+            np.testing.assert_allclose([r[3] for r in batch], [r[3] for r in plain], atol=1e-15)
 
 
 def sorted_rows(tables, to_slow) -> np.ndarray:
