@@ -346,16 +346,17 @@ def _ten_thousand_tables(kwargs: dict[str, Any]) -> str | None:
 
 
 def _yahtzee_tables(kwargs: dict[str, Any]) -> str | None:
-    from dice_envs.games.yahtzee import NUM_BOXES, TABLE_BOXES
+    from dice_envs.games.yahtzee import NUM_BOXES, REGISTRY_TABLE_BOXES
 
     boxes = kwargs.get("boxes")
     if boxes is not None and (isinstance(boxes, str | bytes) or not hasattr(boxes, "__len__")):
         return None  # the model's own check names a bad value
     count = NUM_BOXES if boxes is None else len(boxes)
-    if count <= TABLE_BOXES:
+    limit = REGISTRY_TABLE_BOXES
+    if count <= limit:
         return None
     return (
-        f"the game has tables only with at most {TABLE_BOXES} boxes in play (boxes=[...]; a "
+        f"the game has tables only with at most {limit} boxes in play (boxes=[...]; a "
         f"turn alone has about 5 million outcome rows), this one has {count}: its model gives "
         "its structure (turn-start states, the graph inside a turn) for structure-aware "
         "solvers instead"

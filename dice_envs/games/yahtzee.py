@@ -236,7 +236,11 @@ upper total capped at 63, whether the Yahtzee box holds 50."""
 TABLE_BOXES = 3
 """The most boxes in play for which the model offers the tables form (`transitions`): one turn
 inside has 756 decision states and about 5 million outcome rows, so three boxes already give
-tens of millions of rows."""
+about 70 million rows (5 GB to build)."""
+REGISTRY_TABLE_BOXES = 2
+"""The most boxes in play at which the registry lets `baselines` build tables (`tabulate`,
+`solve(method=...)`, `evaluate`): about 12 million rows, seconds. Three boxes are for
+`dice_envs.tables.build_tables` on the model directly."""
 _COUNT_KEY = _frozen(6 ** np.arange(6, dtype=np.int64))
 
 
