@@ -53,12 +53,13 @@ def solve(env_id: str, *, method: str = "auto", tol: float = 1e-12, **kwargs: An
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     structured = STRUCTURE_SOLVERS.get(env_id)
     if structured is not None:
-        if method not in ("auto", "specialised"):
+        if method in ("auto", "specialised"):
+            return structured(**kwargs)
+        if game(env_id).tables_refused(kwargs) is not None:  # a reduced game may have tables
             raise ValueError(
-                f"{env_id} has no tables: method must be 'auto' or 'specialised' (its "
-                f"structure-aware solver), got {method!r}"
+                f"{env_id} has no tables at {kwargs}: method must be 'auto' or 'specialised' "
+                f"(its structure-aware solver), got {method!r}"
             )
-        return structured(**kwargs)
     start = time.perf_counter()
     model = make_model(env_id, **kwargs)
     specialised = SPECIALISED.get(env_id)

@@ -61,10 +61,11 @@ class Game:
             builds them; its `policy_names` says which names it takes).
         tables_refused: for a game too large for tables: `f(kwargs)` gives why its tables can
             not be built at those arguments (None where they can).
-        tables: False for a game that has no tables at any arguments (Yahtzee): its model
-            states its structure instead of `transitions` (the turn-start states and the
-            graph inside a turn), its env and vector env are its own (`entry_point`,
-            `vector_entry_point`), and consumers of tables skip it.
+        tables: False for a game that has no tables in general (Yahtzee): its model states
+            its structure (the turn-start states and the graph inside a turn), its env and
+            vector env are its own (`entry_point`, `vector_entry_point`), and consumers of
+            tables skip it; `tables_refused` may still allow tables of small reduced
+            games, the oracle of its structure-aware solvers.
         entry_point: the Gymnasium env class ("module:attribute").
         vector_entry_point: the native vector env class ("module:attribute").
     """
@@ -138,9 +139,10 @@ def register_game(
             `named_policy` takes).
         tables_refused: for a game too large for tables: `f(kwargs)` gives why its tables
             can not be built at those arguments, None where they can.
-        tables: False for a game with no tables at any arguments: its model gives its
-            structure (turn-start states, the graph inside a turn) and its own env classes,
-            named by `entry_point` and `vector_entry_point`, play it.
+        tables: False for a game with no tables in general: its model gives its structure
+            (turn-start states, the graph inside a turn) and its own env classes, named by
+            `entry_point` and `vector_entry_point`, play it. Without `tables_refused` it has
+            no tables at any arguments; with it, tables where that allows them.
         entry_point: "module:attribute" of the env (default: the one env of every game
             with tables).
         vector_entry_point: "module:attribute" of the native vector env (default: the one
@@ -345,6 +347,24 @@ def _ten_thousand_tables(kwargs: dict[str, Any]) -> str | None:
     return _rows_over_limit("max_turn_score", cap, (cap + 25) * 45 * 6 * 15 * 46, "an upper bound")
 
 
+def _yahtzee_tables(kwargs: dict[str, Any]) -> str | None:
+    from dice_envs.games.yahtzee import NUM_BOXES, REGISTRY_TABLE_BOXES
+
+    boxes = kwargs.get("boxes")
+    if boxes is not None and (isinstance(boxes, str | bytes) or not hasattr(boxes, "__len__")):
+        return None  # the model's own check names a bad value
+    count = NUM_BOXES if boxes is None else len(boxes)
+    limit = REGISTRY_TABLE_BOXES
+    if count <= limit:
+        return None
+    return (
+        f"the game has tables only with at most {limit} boxes in play (boxes=[...]; a "
+        f"turn alone has about 5 million outcome rows), this one has {count}: its model gives "
+        "its structure (turn-start states, the graph inside a turn) for structure-aware "
+        "solvers instead"
+    )
+
+
 # -- the games ---------------------------------------------------------------------------------
 register_game(
     "dice_envs/SumAvoid-v0",
@@ -492,6 +512,7 @@ register_game(
     "bonuses, a choice of joker rule",
     references=[VERHOEFF_1999, GLENN_2006],
     tables=False,
+    tables_refused=_yahtzee_tables,
     entry_point="dice_envs.envs.yahtzee:YahtzeeEnv",
     vector_entry_point="dice_envs.envs.yahtzee_vector:YahtzeeVectorEnv",
 )

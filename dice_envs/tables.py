@@ -108,13 +108,16 @@ class Tables:
         return list(map(tuple, self.observation_array.tolist()))
 
     @cached_property
-    def _observation_lookup(self) -> np.ndarray:
+    def _observation_lookup(self) -> np.ndarray | _KeyIndex:
         nvec = tuple(self.model.observation_nvec)
-        lookup = np.full(int(np.prod(nvec)), -1, dtype=np.int64)
         flat = np.ravel_multi_index(tuple(self.observation_array.T), nvec)
-        lookup[flat] = np.arange(self.num_states)
         if len(np.unique(flat)) != self.num_states:
             raise ValueError("two states share an observation: the observation is not Markov")
+        size = int(np.prod(nvec, dtype=np.int64))
+        if size > DENSE_KEYS:  # a grid too large for an array (Yahtzee's 22 entries)
+            return _KeyIndex(flat, size, missing=-1)
+        lookup = np.full(size, -1, dtype=np.int64)
+        lookup[flat] = np.arange(self.num_states)
         return lookup
 
     def index_of(self, obs) -> int:
@@ -124,7 +127,7 @@ class Tables:
         nvec = self.model.observation_nvec
         if len(key) != len(nvec) or not all(0 <= v < n for v, n in zip(key, nvec, strict=True)):
             raise KeyError(obs)
-        index = int(self._observation_lookup[np.ravel_multi_index(key, nvec)])
+        index = int(self._lookup(np.ravel_multi_index(key, nvec)))
         if index < 0:
             raise KeyError(obs)
         return index
@@ -132,7 +135,11 @@ class Tables:
     def indices_of(self, observations: np.ndarray) -> np.ndarray:
         """State indices of an (m, k) batch of observations (-1 where no state shows one)."""
         flat = np.ravel_multi_index(tuple(np.asarray(observations).T), self.model.observation_nvec)
-        return self._observation_lookup[flat]
+        return self._lookup(flat)
+
+    def _lookup(self, flat):
+        lookup = self._observation_lookup
+        return lookup(flat) if isinstance(lookup, _KeyIndex) else lookup[flat]
 
     @cached_property
     def row_state(self) -> np.ndarray:
@@ -376,9 +383,11 @@ class _KeySet:
 
 
 class _KeyIndex:
-    """Key -> its position in `keys` (unique keys, in any order)."""
+    """Key -> its position in `keys` (unique keys, in any order); with `missing`, keys not
+    among them give `missing` (else they must all be there)."""
 
-    def __init__(self, keys: np.ndarray, size: int) -> None:
+    def __init__(self, keys: np.ndarray, size: int, missing: int | None = None) -> None:
+        self.missing = missing
         if size <= DENSE_KEYS:
             self.dense = np.full(size, -1, dtype=np.int64)
             self.dense[keys] = np.arange(len(keys))
@@ -390,7 +399,12 @@ class _KeyIndex:
     def __call__(self, keys: np.ndarray) -> np.ndarray:
         if self.dense is not None:
             return self.dense[keys]
-        return self.order[np.searchsorted(self.sorted, keys)]
+        if self.missing is None:
+            return self.order[np.searchsorted(self.sorted, keys)]
+        keys = np.asarray(keys)
+        at = np.minimum(np.searchsorted(self.sorted, keys), max(len(self.sorted) - 1, 0))
+        found = len(self.sorted) > 0 and (self.sorted[at] == keys)
+        return np.where(found, self.order[at] if len(self.order) else -1, self.missing)
 
 
 def _finish(

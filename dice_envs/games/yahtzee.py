@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dice_envs.games.base import check_choice
+from dice_envs.games.base import Transition, check_choice
 
 BOX_NAMES = (
     "ones",
@@ -228,6 +228,70 @@ def state_index(filled, upper, yahtzee50):
     )
 
 
+NUM_ACTIONS = 32 + NUM_BOXES
+"""The env's actions: rerolls 0..31 by bit mask over the dice in ascending order, then a box."""
+OBSERVATION_NVEC = (NUM_DICE + 1,) * 6 + (3,) + (2,) * NUM_BOXES + (UPPER_LEVELS, 2)
+"""The observation's 22 entries: dice per face 1..6, rolls left, the 13 filled flags, the
+upper total capped at 63, whether the Yahtzee box holds 50."""
+TABLE_BOXES = 3
+"""The most boxes in play for which the model offers the tables form (`transitions`): one turn
+inside has 756 decision states and about 5 million outcome rows, so three boxes already give
+about 70 million rows (5 GB to build)."""
+REGISTRY_TABLE_BOXES = 2
+"""The most boxes in play at which the registry lets `baselines` build tables (`tabulate`,
+`solve(method=...)`, `evaluate`): about 12 million rows, seconds. Three boxes are for
+`dice_envs.tables.build_tables` on the model directly."""
+_COUNT_KEY = _frozen(6 ** np.arange(6, dtype=np.int64))
+
+
+def _dice_of_counts() -> np.ndarray:
+    lookup = np.full(6**6, -1, dtype=np.int64)
+    lookup[DICE.astype(np.int64) @ _COUNT_KEY] = np.arange(NUM_DICE_SETS)
+    return _frozen(lookup)
+
+
+_DICE_OF_COUNTS = _dice_of_counts()
+_FILLED_FLAGS = _frozen(np.arange(FULL_CARD + 1)[:, None] >> np.arange(NUM_BOXES) & 1)
+_BOX_BITS = _frozen(1 << np.arange(NUM_BOXES, dtype=np.int64))
+
+
+def _keep_rolls() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    nonzero = KEEP_OUTCOMES > 0
+    ptr = np.zeros(NUM_KEEPS + 1, dtype=np.int64)
+    np.cumsum(nonzero.sum(axis=1), out=ptr[1:])
+    keeps, dice = np.nonzero(nonzero)
+    return _frozen(ptr), _frozen(dice.astype(np.int64)), _frozen(KEEP_OUTCOMES[keeps, dice])
+
+
+KEEP_ROLL_PTR, KEEP_ROLL_DICE, KEEP_ROLL_PROB = _keep_rolls()
+"""`KEEP_OUTCOMES` as sparse rows: the dice multisets a keep can roll into are
+``KEEP_ROLL_DICE[KEEP_ROLL_PTR[k]:KEEP_ROLL_PTR[k + 1]]``, with their probabilities."""
+
+
+def decode_observations(observations) -> tuple[np.ndarray, ...]:
+    """Observations ((22,) or (n, 22) ints) as arrays ``(filled, upper, yahtzee50, dice,
+    rolls_left)``, each (n,) int64 (dice: the index in `DICE`; -1 for counts that are not five
+    dice)."""
+    obs = np.asarray(observations, dtype=np.int64).reshape(-1, len(OBSERVATION_NVEC))
+    dice = np.take(_DICE_OF_COUNTS, obs[:, :6] @ _COUNT_KEY)
+    filled = obs[:, 7:20] @ _BOX_BITS
+    return filled, obs[:, 20].copy(), obs[:, 21].copy(), dice, obs[:, 6].copy()
+
+
+def encode_observations(filled, upper, yahtzee50, dice, rolls_left) -> np.ndarray:
+    """(n, 22) int64 observations of arrays of play states (the inverse of
+    `decode_observations`)."""
+    columns = [np.asarray(a, dtype=np.int64).reshape(-1) for a in (filled, upper, yahtzee50)]
+    filled, upper, flag = columns
+    dice = np.asarray(dice, dtype=np.int64).reshape(-1)
+    rolls = np.asarray(rolls_left, dtype=np.int64).reshape(-1)
+    return np.concatenate(
+        (DICE[dice], rolls[:, None], _FILLED_FLAGS[filled], upper[:, None], flag[:, None]),
+        axis=1,
+        dtype=np.int64,
+    )
+
+
 class PlayState(NamedTuple):
     """A decision point of the game: the score card (as `TurnState`), the dice showing (index
     in `DICE`) and the rolls left in the turn (0..2). Once every box is filled the game is
@@ -330,6 +394,15 @@ class Yahtzee:
     @property
     def num_turns(self) -> int:
         return len(self.boxes)
+
+    policy_names = ("score-at-once", "greedy-turn")
+
+    def named_policy(self, name: str):
+        """A `Rule` over (n, 22) observations: ``"score-at-once"`` or ``"greedy-turn"`` (see
+        `dice_envs.games.yahtzee_policies`); None for another name."""
+        from dice_envs.games.yahtzee_policies import yahtzee_policy  # it imports this module
+
+        return yahtzee_policy(self, name)
 
     # -- scoring, in batches -------------------------------------------------------------------
 
@@ -501,6 +574,138 @@ class Yahtzee:
 
     def is_over(self, state: TurnState) -> bool:
         return state.filled == FULL_CARD
+
+    # -- the tables form, for reduced games -------------------------------------------------------
+    # The project's generic tables (`dice_envs.tables`) over the env's own decision states:
+    # a state is a `PlayState` as a tuple of ints, its observation the env's, its actions the
+    # env's 45 (a forbidden action plays as `played_action` says). Offered up to `TABLE_BOXES`
+    # boxes in play, so that a reduced game can be solved and evaluated by the generic solvers,
+    # the oracle of the structure-aware ones.
+
+    num_actions = NUM_ACTIONS
+    action_names = tuple(f"reroll {bits:05b}" for bits in range(32)) + tuple(
+        f"score {name}" for name in BOX_NAMES
+    )
+    observation_nvec = OBSERVATION_NVEC
+    state_bounds = (FULL_CARD + 1, UPPER_LEVELS, 2, NUM_DICE_SETS, 3)
+
+    def check_tables(self) -> None:
+        """ValueError unless this game is small enough for the tables form."""
+        if len(self.boxes) > TABLE_BOXES:
+            raise ValueError(
+                f"boxes: the tables form (transitions) needs at most {TABLE_BOXES} boxes in "
+                f"play, this game has {len(self.boxes)} (a turn alone has about 5 million "
+                "outcome rows); the structure-aware solver and evaluator play it instead"
+            )
+
+    def initial_states(self) -> list[tuple[float, tuple[int, ...]]]:
+        self.check_tables()
+        return [
+            (float(p), (self.absent, 0, 0, d, 2)) for d, p in enumerate(ROLL_PROBABILITIES.tolist())
+        ]
+
+    def legal_actions(self, state: Sequence[int]) -> tuple[int, ...]:
+        filled, _, _, dice, rolls_left = state
+        bits, _ = self.scoring_one(filled, dice)
+        rerolls = np.flatnonzero(REROLL_LEGAL[dice]).tolist() if rolls_left else []
+        return tuple(rerolls) + tuple(32 + b for b in range(NUM_BOXES) if bits >> b & 1)
+
+    def transitions(self, state: Sequence[int], action: int) -> list[Transition]:
+        """Every outcome of an env action (0..44) in a decision state, as the env plays it
+        (one state at a time, in plain Python: the oracle of `batch_transitions`)."""
+        self.check_tables()
+        filled, upper, flag, dice, rolls_left = (int(v) for v in state)
+        legal, points = self.scoring_one(filled, dice)
+        played = self.played_action(dice, rolls_left, legal, int(action))
+        if played < 32:
+            keep = int(REROLL_KEEP[dice, played])
+            return [
+                Transition(float(p), (filled, upper, flag, d, rolls_left - 1), 0.0, False)
+                for d, p in enumerate(KEEP_OUTCOMES[keep].tolist())
+                if p > 0
+            ]
+        box = played - 32
+        reward, upper, next_flag = self.score_result(
+            upper, bool(flag), box, points[box], bool(IS_YAHTZEE[dice])
+        )
+        filled |= 1 << box
+        flag = int(next_flag)
+        if filled == FULL_CARD:
+            return [Transition(1.0, (filled, upper, flag, dice, 0), float(reward), True)]
+        return [
+            Transition(float(p), (filled, upper, flag, d, 2), float(reward), False)
+            for d, p in enumerate(ROLL_PROBABILITIES.tolist())
+        ]
+
+    def batch_transitions(self, states: np.ndarray, action):
+        """(source row, probability, next state, reward, terminal) for `action` (one, or one
+        per row) in each row of `states` ((n, 5) ints: filled, upper, yahtzee50, dice, rolls
+        left): `transitions` for a batch (the fast table builder; a test holds them equal)."""
+        filled, upper, flag, dice, rolls = (states[:, i] for i in range(5))
+        n = len(states)
+        scored = self.scoring_many(filled, dice)
+        actions = np.broadcast_to(np.asarray(action, dtype=np.int64), (n,))
+        played = self.played_actions(dice, rolls, scored.legal_bits, actions)
+        box = np.maximum(played - 32, 0)
+        points = BOX_POINTS[dice, box]
+        if len(scored.jokers):
+            points[scored.jokers] = scored.joker_points[
+                np.arange(len(scored.jokers)), box[scored.jokers]
+            ]
+        score = played >= 32
+        gain, next_upper, next_flag = self.score_result(
+            upper, flag == 1, box, points, IS_YAHTZEE[dice]
+        )
+        next_filled = np.where(score, filled | 1 << box, filled)
+        ends = next_filled == FULL_CARD
+        keep = np.where(score, 0, REROLL_KEEP[dice, played & 31])
+        counts = np.where(ends, 1, KEEP_ROLL_PTR[keep + 1] - KEEP_ROLL_PTR[keep])
+        row = np.repeat(np.arange(n), counts)
+        offset = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        position = KEEP_ROLL_PTR[keep][row] + offset
+        final = ends[row]
+        prob = np.where(final, 1.0, KEEP_ROLL_PROB[np.where(final, 0, position)])
+        next_dice = np.where(final, dice[row], KEEP_ROLL_DICE[np.where(final, 0, position)])
+        next_rolls = np.where(score, np.where(ends, 0, 2), rolls - 1)[row]
+        nexts = np.column_stack(
+            (
+                next_filled[row],
+                np.where(score, next_upper, upper)[row],
+                np.where(score, next_flag, flag == 1)[row].astype(np.int64),
+                next_dice,
+                next_rolls,
+            )
+        )
+        reward = np.where(score, gain, 0)[row].astype(float)
+        return row, prob, nexts, reward, final
+
+    def batch_legal(self, states: np.ndarray) -> np.ndarray:
+        """(n, 45) the legal actions of each row of `states` (as `batch_transitions`)."""
+        scored = self.scoring_many(states[:, 0], states[:, 3])
+        rerolls = REROLL_LEGAL[states[:, 3]] & (states[:, 4:5] > 0)
+        return np.concatenate((rerolls, scored.legal), axis=1)
+
+    def batch_observation(self, states: np.ndarray) -> np.ndarray:
+        """(n, 22) the env's observation of each row of `states`."""
+        return encode_observations(*(states[:, i] for i in range(5)))
+
+    def observation(self, state: Sequence[int]) -> tuple[int, ...]:
+        """The env's 22-entry observation of a decision state (or of the final one)."""
+        return tuple(encode_observations(*([v] for v in state))[0].tolist())
+
+    def validate_state(self, state: Sequence[int]) -> tuple[int, ...]:
+        """`state` as the tables' tuple (filled, upper, yahtzee50, dice, rolls_left), or
+        ValueError."""
+        play = self.check_play_state(state)
+        return (play.filled, play.upper, int(play.yahtzee50), play.dice, play.rolls_left)
+
+    def render_text(self, state: Sequence[int]) -> str:
+        filled, upper, flag, dice, rolls_left = state
+        faces = "".join(str(f) for f in DICE_FACES[dice])
+        open_ = ",".join(BOX_NAMES[b] for b in range(NUM_BOXES) if not filled >> b & 1)
+        return f"dice {faces}, {rolls_left} rolls left, open: {open_ or '-'}, upper {upper}" + (
+            ", yahtzee 50" if flag else ""
+        )
 
     # -- the turn-start states -------------------------------------------------------------------
 
