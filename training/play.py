@@ -3,6 +3,8 @@
 Before each move it shows the position, every legal action with its exact value (what the
 optimal policy gets from here after taking it), and after the move what that choice gave up
 against the best one. The regrets add up to what the player's choices cost in expectation.
+Yahtzee, too large for tables, has a player of its own (`training.play_yahtzee`). A game may
+be named by its id or its short name (`yahtzee`, `pig`, `sum_avoid`).
 """
 
 from __future__ import annotations
@@ -13,13 +15,33 @@ import gymnasium as gym
 import numpy as np
 
 import baselines
+from dice_envs import env_ids
+from training.play_yahtzee import YAHTZEE_ID, play_yahtzee
 
 QUIT = ("q", "quit", "exit")
 
 
+def game_id(name: str) -> str:
+    """The registered id a game's short name means, case, `_` and `-` aside ("yahtzee",
+    "sum_avoid"); an id, or a name that matches none, comes back unchanged."""
+
+    def squeeze(text: str) -> str:
+        return text.lower().replace("_", "").replace("-", "")
+
+    for env_id in env_ids():
+        short = env_id.split("/")[-1].rsplit("-v", 1)[0]
+        if squeeze(name) == squeeze(short):
+            return env_id
+    return name
+
+
 def play(env_id: str, kwargs: dict[str, Any], seed: int | None, stdin: TextIO, out: TextIO) -> int:
-    """Play one episode of `env_id` from `stdin` (an action's number or name per line; q
-    quits), writing to `out`. Returns 0, or 1 when the input ends before the episode does."""
+    """Play one episode of `env_id` (an id or a short name) from `stdin` (an action's number or
+    name per line; q quits), writing to `out`. Returns 0, or 1 when the input ends before the
+    episode does."""
+    env_id = game_id(env_id)
+    if env_id == YAHTZEE_ID:
+        return play_yahtzee(kwargs, seed, stdin, out)
     solution = baselines.solve(env_id, **kwargs)
     env = gym.make(env_id, render_mode="ansi", **kwargs)
     names = env.unwrapped.model.action_names
