@@ -16,9 +16,9 @@ import numpy as np
 
 import baselines
 from dice_envs import env_ids
-from training.play_yahtzee import YAHTZEE_ID, play_yahtzee
 
 QUIT = ("q", "quit", "exit")
+YAHTZEE_ID = "dice_envs/Yahtzee-v0"
 
 
 def game_id(name: str) -> str:
@@ -41,6 +41,8 @@ def play(env_id: str, kwargs: dict[str, Any], seed: int | None, stdin: TextIO, o
     episode does."""
     env_id = game_id(env_id)
     if env_id == YAHTZEE_ID:
+        from training.play_yahtzee import play_yahtzee
+
         return play_yahtzee(kwargs, seed, stdin, out)
     solution = baselines.solve(env_id, **kwargs)
     env = gym.make(env_id, render_mode="ansi", **kwargs)
@@ -83,18 +85,20 @@ def _key(obs) -> Any:
     return int(array[0]) if array.size == 1 else tuple(int(v) for v in array)
 
 
+def read_reply(stdin: TextIO, out: TextIO, prompt: str) -> str | None:
+    """The next line a person types after `prompt`, stripped and in lower case; None at the
+    end of the input."""
+    print(prompt, end="", file=out, flush=True)
+    line = stdin.readline()
+    return line.strip().lower() if line else None
+
+
 def _read_action(stdin: TextIO, out: TextIO, legal: np.ndarray, names) -> int | None:
     """The next legal action from `stdin` by number or name; -1 to quit; None at the end."""
-    while True:
-        print("your move> ", end="", file=out, flush=True)
-        line = stdin.readline()
-        if not line:
-            return None
-        text = line.strip().lower()
-        if text in QUIT:
-            return -1
+    while (text := read_reply(stdin, out, "your move> ")) is not None and text not in QUIT:
         for action in legal:
             if text in (str(action), names[action].lower()):
                 return int(action)
         choices = ", ".join(f"{a} ({names[a]})" for a in legal)
         print(f"not a legal move: {text!r}; choose one of {choices}, or q", file=out)
+    return None if text is None else -1

@@ -34,9 +34,8 @@ from dice_envs.games.yahtzee import (
     Yahtzee,
     keep_index,
 )
+from training.play import QUIT, YAHTZEE_ID, read_reply
 
-YAHTZEE_ID = "dice_envs/Yahtzee-v0"
-QUIT = ("q", "quit", "exit")
 HELP = (
     "type the faces to keep ('keep 5 5 3', 'keep' alone rerolls all), the faces to reroll "
     "('reroll 1 2'), a box to score ('full house', 'score sixes', '3k'), an action's number "
@@ -238,14 +237,7 @@ def _card_lines(game) -> list[str]:
 
 def _ask(stdin: TextIO, out: TextIO, model: Yahtzee, state, mask, best: int) -> int | None:
     """The person's next legal action; -1 to quit; None at the end of the input."""
-    while True:
-        print("your choice> ", end="", file=out, flush=True)
-        line = stdin.readline()
-        if not line:
-            return None
-        text = line.strip().lower()
-        if text in QUIT:
-            return -1
+    while (text := read_reply(stdin, out, "your choice> ")) is not None and text not in QUIT:
         if text in ("best", "b"):
             return best
         if text in ("", "?", "h", "help"):
@@ -255,6 +247,7 @@ def _ask(stdin: TextIO, out: TextIO, model: Yahtzee, state, mask, best: int) -> 
         if isinstance(choice, int):
             return choice
         print(f"{choice}; type ? for help", file=out)
+    return None if text is None else -1
 
 
 def _summary(score: float, optimum: float, lost: float, choices: int, out: TextIO, over: bool):
