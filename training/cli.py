@@ -6,6 +6,7 @@
     dice-envs exploitability ENV_ID [key=value ...] --policy POLICY
     dice-envs equilibrium ENV_ID [key=value ...]      a simultaneous game's equilibrium
     dice-envs play ENV_ID [key=value ...]             play in the terminal, the exact values shown
+                                                      (ENV_ID or a short name: yahtzee, pig)
     dice-envs train | sweep | tune | report ...       training (see each one's --help)
 
 POLICY is a named policy of the game ("hold-at-20"; "optimal": the solution itself), a saved
@@ -28,7 +29,9 @@ import numpy as np
 import baselines
 from baselines.arguments import parse_kwargs
 from dice_envs import GAMES, env_ids
+from dice_envs.games.yahtzee import JOKER_RULES
 from dice_envs.policies import named_policy, policy_names
+from training.play import YAHTZEE_ID, game_id
 
 # Subcommands that are whole commands of their own: their arguments go to their main().
 DELEGATED = {
@@ -236,7 +239,22 @@ def command_parser(name: str) -> argparse.ArgumentParser:
         )
     if name == "play":
         parser.add_argument("--seed", type=int, default=None, help="the env's seed")
+        parser.add_argument(
+            "--joker", choices=JOKER_RULES, default=None, help="Yahtzee's joker rule (joker=)"
+        )
     return parser
+
+
+def _play_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The game arguments of `play`: the key=value pairs, with `--joker` as joker=."""
+    kwargs = parse_kwargs(args.kwargs)
+    if args.joker is None:
+        return kwargs
+    if game_id(args.env_id) != YAHTZEE_ID:
+        raise ValueError(f"--joker is an option of Yahtzee only, not of {args.env_id}")
+    if kwargs.setdefault("joker", args.joker) != args.joker:
+        raise ValueError(f"--joker {args.joker} and joker={kwargs['joker']} disagree: give one")
+    return kwargs
 
 
 def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> int:
@@ -253,7 +271,7 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO =
         if args.command == "play":
             from training.play import play
 
-            return play(args.env_id, parse_kwargs(args.kwargs), args.seed, stdin, out)
+            return play(args.env_id, _play_kwargs(args), args.seed, stdin, out)
         result = args.run(args)
     except (ValueError, TypeError) as error:
         parser.exit(2, f"dice-envs {args.command}: error: {error}\n")

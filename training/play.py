@@ -3,6 +3,8 @@
 Before each move it shows the position, every legal action with its exact value (what the
 optimal policy gets from here after taking it), and after the move what that choice gave up
 against the best one. The regrets add up to what the player's choices cost in expectation.
+Yahtzee, too large for tables, has a player of its own (`training.play_yahtzee`). A game may
+be named by its id or its short name (`yahtzee`, `pig`, `sum_avoid`).
 """
 
 from __future__ import annotations
@@ -13,13 +15,35 @@ import gymnasium as gym
 import numpy as np
 
 import baselines
+from dice_envs import env_ids
 
 QUIT = ("q", "quit", "exit")
+YAHTZEE_ID = "dice_envs/Yahtzee-v0"
+
+
+def game_id(name: str) -> str:
+    """The registered id a game's short name means, case, `_` and `-` aside ("yahtzee",
+    "sum_avoid"); an id, or a name that matches none, comes back unchanged."""
+
+    def squeeze(text: str) -> str:
+        return text.lower().replace("_", "").replace("-", "")
+
+    for env_id in env_ids():
+        short = env_id.split("/")[-1].rsplit("-v", 1)[0]
+        if squeeze(name) == squeeze(short):
+            return env_id
+    return name
 
 
 def play(env_id: str, kwargs: dict[str, Any], seed: int | None, stdin: TextIO, out: TextIO) -> int:
-    """Play one episode of `env_id` from `stdin` (an action's number or name per line; q
-    quits), writing to `out`. Returns 0, or 1 when the input ends before the episode does."""
+    """Play one episode of `env_id` (an id or a short name) from `stdin` (an action's number or
+    name per line; q quits), writing to `out`. Returns 0, or 1 when the input ends before the
+    episode does."""
+    env_id = game_id(env_id)
+    if env_id == YAHTZEE_ID:
+        from training.play_yahtzee import play_yahtzee
+
+        return play_yahtzee(kwargs, seed, stdin, out)
     solution = baselines.solve(env_id, **kwargs)
     env = gym.make(env_id, render_mode="ansi", **kwargs)
     names = env.unwrapped.model.action_names
@@ -61,18 +85,20 @@ def _key(obs) -> Any:
     return int(array[0]) if array.size == 1 else tuple(int(v) for v in array)
 
 
+def read_reply(stdin: TextIO, out: TextIO, prompt: str) -> str | None:
+    """The next line a person types after `prompt`, stripped and in lower case; None at the
+    end of the input."""
+    print(prompt, end="", file=out, flush=True)
+    line = stdin.readline()
+    return line.strip().lower() if line else None
+
+
 def _read_action(stdin: TextIO, out: TextIO, legal: np.ndarray, names) -> int | None:
     """The next legal action from `stdin` by number or name; -1 to quit; None at the end."""
-    while True:
-        print("your move> ", end="", file=out, flush=True)
-        line = stdin.readline()
-        if not line:
-            return None
-        text = line.strip().lower()
-        if text in QUIT:
-            return -1
+    while (text := read_reply(stdin, out, "your move> ")) is not None and text not in QUIT:
         for action in legal:
             if text in (str(action), names[action].lower()):
                 return int(action)
         choices = ", ".join(f"{a} ({names[a]})" for a in legal)
         print(f"not a legal move: {text!r}; choose one of {choices}, or q", file=out)
+    return None if text is None else -1

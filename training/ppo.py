@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
@@ -71,6 +72,13 @@ class Predictor:
             observations = batch / self.scale
         extra = {"action_masks": action_masks} if self.masked and action_masks is not None else {}
         return self.model.predict(observations, deterministic=deterministic, **extra)
+
+
+def silence_logger(model) -> None:
+    """Give `model` a logger that writes nowhere. Without one, SB3's `learn` makes its default
+    logger, which creates an empty folder `SB3-<date>` in the temporary directory at every
+    call (even at verbose 0, where it writes nothing there)."""
+    model.set_logger(Logger(folder=None, output_formats=[]))
 
 
 def algorithm_class(masked: bool):
@@ -212,6 +220,7 @@ class PPOAgent:
         kwargs.setdefault("policy", "MlpPolicy")
         # seed=None: SB3 would reseed every env copy with seed + rank; the streams did it.
         self.model = self.cls(env=self.env, seed=None, device="cpu", verbose=0, **kwargs)
+        silence_logger(self.model)
         self.training_seconds = 0.0
         self.scale = (
             observation_scale(config["env_id"], config["env_kwargs"])
@@ -321,6 +330,7 @@ class PPOAgent:
 
     def restore(self, state: dict[str, Any]) -> None:
         self.model = self.cls.load(io.BytesIO(state["model"]), env=self.env, device="cpu")
+        silence_logger(self.model)
         native = self._native()
         if native is not None:
             native.restore(state["vector_env"])

@@ -65,7 +65,79 @@ class UniformBlockEnv(gym.Env):
         self._uniforms.clear()
 
 
-class DiceEnv(UniformBlockEnv):
+class GameEnv(UniformBlockEnv):
+    """What the envs of every game share: the render modes and their check, the checks of
+    `reset`'s options and of when `step` may be called, `render` (the subclass's `_text` for
+    "ansi", `_picture` for "rgb_array") and `action_masks` (the subclass's `_mask` of the
+    current state). Subclasses keep `state` (None before the first reset) and `done`."""
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    state: Any
+    done: bool
+
+    def _check_render_mode(self, render_mode: str | None) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
+
+    def _begin_reset(self, seed: int | None, options: dict[str, Any] | None) -> Any:
+        """Check `reset`'s options and seed the env; the start state asked for
+        (``options["state"]``), or None for a start drawn by the rules."""
+        if options is not None and (not isinstance(options, dict) or set(options) - {"state"}):
+            raise ValueError(f"reset options may only hold the key 'state', got {options!r}")
+        super().reset(seed=seed)
+        if seed is not None:
+            self._drop_block()
+        if self._np_random is None:
+            self.np_random  # noqa: B018  (the property seeds `_np_random` if no seed came yet)
+        return options.get("state") if options else None
+
+    def _check_steppable(self) -> None:
+        if self.done:
+            if self.state is None:
+                raise RuntimeError("step() called before reset()")
+            raise RuntimeError("step() called after the episode ended; call reset() first")
+
+    def _mask(self, state: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def _text(self) -> str:
+        raise NotImplementedError
+
+    def _picture(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions of the current state as booleans (all False once the game ended)."""
+        if self.state is None or self.done:
+            return np.zeros(self.action_space.n, dtype=bool)
+        return self._mask(self.state).astype(bool)
+
+    def render(self):
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode= to make()")
+            return None
+        if self.state is None:
+            raise RuntimeError("render() called before reset()")
+        if self.render_mode == "ansi":
+            return self._text()
+        return self._picture()
+
+
+def game_model(model: Any, kwargs: dict[str, Any]) -> Any:
+    """The game model an env is given: built from the game's keyword arguments `kwargs` when
+    `model` is a callable or the import path "module:name" of one, else `model` itself (a
+    ready-made model takes no arguments)."""
+    if isinstance(model, str) or callable(model):
+        return build_model(model, kwargs)
+    if kwargs:
+        raise ValueError(f"arguments {sorted(kwargs)} given with a ready-made model")
+    return model
+
+
+class DiceEnv(GameEnv):
     """A thin `gym.Env` over a `GameModel`, the same class for every game.
 
     `model` is the game model, or a callable (a model class, or the import path
@@ -89,18 +161,9 @@ class DiceEnv(UniformBlockEnv):
     for sb3-contrib's MaskablePPO.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
-
     def __init__(self, model: Any, render_mode: str | None = None, **kwargs: Any) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
-        if isinstance(model, str) or callable(model):
-            model = build_model(model, kwargs)
-        elif kwargs:
-            raise ValueError(f"arguments {sorted(kwargs)} given with a ready-made model")
+        self._check_render_mode(render_mode)
+        model = game_model(model, kwargs)
         self.model = model
         self.__doc__ = model.__doc__ or DiceEnv.__doc__
         self.render_mode = render_mode
@@ -167,16 +230,10 @@ class DiceEnv(UniformBlockEnv):
         return self._view(state)[1].copy()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if options is not None and (not isinstance(options, dict) or set(options) - {"state"}):
-            raise ValueError(f"reset options may only hold the key 'state', got {options!r}")
-        super().reset(seed=seed)
-        if seed is not None:
-            self._drop_block()
-        if self._np_random is None:
-            self.np_random  # noqa: B018  (the property seeds `_np_random` if no seed came yet)
+        requested = self._begin_reset(seed, options)
         info: dict = {}
-        if options and options.get("state") is not None:
-            state = self.model.validate_state(options["state"])
+        if requested is not None:
+            state = self.model.validate_state(requested)
             info = getattr(self.model, "no_events", dict)()
         elif self._sample_start is not None:
             state, info = self._sample_start(self._uniform)
@@ -189,10 +246,7 @@ class DiceEnv(UniformBlockEnv):
         return (obs if self._scalar_obs else obs.copy()), {**info, "action_mask": mask.copy()}
 
     def step(self, action):
-        if self.done:
-            if self.state is None:
-                raise RuntimeError("step() called before reset()")
-            raise RuntimeError("step() called after the episode ended; call reset() first")
+        self._check_steppable()
         try:
             index = _as_index(action)
         except TypeError:
@@ -222,22 +276,6 @@ class DiceEnv(UniformBlockEnv):
                 mask = self._view(state)[1]
             info["action_mask"] = mask.copy()
         return (obs if self._scalar_obs else obs.copy()), reward, terminal, False, info
-
-    def action_masks(self) -> np.ndarray:
-        """The legal actions of the current state as booleans (all False once the game ended)."""
-        if self.state is None or self.done:
-            return np.zeros(self.model.num_actions, dtype=bool)
-        return self._mask(self.state).astype(bool)
-
-    def render(self):
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode= to make()")
-            return None
-        if self.state is None:
-            raise RuntimeError("render() called before reset()")
-        if self.render_mode == "ansi":
-            return self._text()
-        return self._picture()
 
     def _text(self) -> str:
         parts = [self.model.render_text(self.state)]

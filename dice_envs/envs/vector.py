@@ -9,7 +9,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from dice_envs.games.base import build_model, check_int
+from dice_envs.envs.base import game_model
+from dice_envs.games.base import check_int
 from dice_envs.tables import DENSE_KEYS, Tables, alias_tables, build_tables
 
 # One outcome cell of an alias table: keep `keep` (next position, reward) with probability
@@ -27,7 +28,98 @@ CELL = np.dtype(
 AUTORESET_MODES = tuple(mode.value for mode in AutoresetMode)
 
 
-class DiceVectorEnv(VectorEnv):
+class NativeVectorEnv(VectorEnv):
+    """What the native vector envs share (`DiceVectorEnv`, and the Yahtzee one): the checks of
+    their options, of `reset`'s arguments and of `step`'s actions."""
+
+    metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def _set_options(
+        self,
+        num_envs: int,
+        autoreset_mode: str | AutoresetMode,
+        max_episode_steps: int | None,
+        render_mode: str | None,
+    ) -> None:
+        """Check the options every native vector env takes and keep them."""
+        self.num_envs = check_int("num_envs", num_envs, 1)
+        try:
+            self.autoreset_mode = AutoresetMode(autoreset_mode)
+        except ValueError:
+            raise ValueError(
+                f"autoreset_mode must be an AutoresetMode or one of {list(AUTORESET_MODES)}, "
+                f"got {autoreset_mode!r}"
+            ) from None
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
+        self.max_episode_steps = (
+            None
+            if max_episode_steps is None
+            else check_int("max_episode_steps", max_episode_steps, 1)
+        )
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or 'ansi' for the native vector env, got "
+                f"{render_mode!r}; vectorization_mode='sync' renders rgb_array frames"
+            )
+        self.render_mode = render_mode
+        self._all = np.ones(self.num_envs, dtype=bool)
+
+    def _begin_reset(
+        self, seed: int | None, options: dict[str, Any] | None, started: bool
+    ) -> tuple[np.ndarray, Any]:
+        """Check `reset`'s arguments and seed the batch (`started`: a full reset came before).
+        Returns the copies to reset (`_all`, or the ``reset_mask`` given) and the start state
+        asked for (``options["state"]``, None for starts drawn by the rules)."""
+        if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
+            raise ValueError(
+                "seed must be an int or None: the native vector env draws every copy from one "
+                f"generator, got {seed!r}"
+            )
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be a dict or None, got {options!r}")
+        options = dict(options or {})
+        unknown = set(options) - {"reset_mask", "state"}
+        if unknown:
+            raise ValueError(
+                f"reset options may hold 'reset_mask' and 'state', got {sorted(unknown)}"
+            )
+        super().reset(seed=None if seed is None else int(seed))
+        mask = options.get("reset_mask")
+        if mask is None:
+            mask = self._all
+        elif not (
+            isinstance(mask, np.ndarray) and mask.dtype == bool and mask.shape == (self.num_envs,)
+        ):
+            raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},)")
+        elif not mask.any():
+            raise ValueError("reset_mask must hold at least one True")
+        elif not started:
+            raise ValueError("reset_mask needs a full reset first")
+        return mask, options.get("state")
+
+    def _checked_actions(self, actions, num_actions: int) -> np.ndarray:
+        """`step`'s actions as int64, else a ValueError saying what is allowed."""
+        actions = np.asarray(actions)
+        if (
+            actions.shape != (self.num_envs,)
+            or actions.dtype.kind not in "iu"
+            or (actions.min() < 0 or actions.max() >= num_actions)
+        ):
+            raise ValueError(
+                f"actions must be {self.num_envs} integers in 0..{num_actions - 1}, got {actions!r}"
+            )
+        return actions.astype(np.int64, copy=False)
+
+    def _refuse_ended(self, ended: np.ndarray) -> None:
+        """With autoreset disabled, a step on copies whose episode ended is an error."""
+        if self.autoreset_mode == AutoresetMode.DISABLED and ended.any():
+            raise RuntimeError(
+                f"step() on copies {np.flatnonzero(ended).tolist()} whose episode ended; "
+                "reset them with reset(options={'reset_mask': ...}) first"
+            )
+
+
+class DiceVectorEnv(NativeVectorEnv):
     """`num_envs` copies of a game, stepped together with a few numpy operations per step.
 
     The same class for every game, registered as every id's `vector_entry_point`, so
@@ -62,8 +154,6 @@ class DiceVectorEnv(VectorEnv):
     vector env samples the model directly and takes any size.
     """
 
-    metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
-
     def __init__(
         self,
         model: Any,
@@ -75,34 +165,12 @@ class DiceVectorEnv(VectorEnv):
         tables: Tables | None = None,
         **kwargs: Any,
     ) -> None:
-        self.num_envs = check_int("num_envs", num_envs, 1)
-        try:
-            self.autoreset_mode = AutoresetMode(autoreset_mode)
-        except ValueError:
-            raise ValueError(
-                f"autoreset_mode must be an AutoresetMode or one of {list(AUTORESET_MODES)}, "
-                f"got {autoreset_mode!r}"
-            ) from None
-        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        self.max_episode_steps = (
-            None
-            if max_episode_steps is None
-            else check_int("max_episode_steps", max_episode_steps, 1)
-        )
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or 'ansi' for the native vector env, got "
-                f"{render_mode!r}; vectorization_mode='sync' renders rgb_array frames"
-            )
-        self.render_mode = render_mode
+        self._set_options(num_envs, autoreset_mode, max_episode_steps, render_mode)
         if tables is not None:
             if kwargs or tables.model is not model:
                 raise ValueError("tables= must come alone, with the model they were built from")
         else:
-            if isinstance(model, str) or callable(model):
-                model = build_model(model, kwargs)
-            elif kwargs:
-                raise ValueError(f"arguments {sorted(kwargs)} given with a ready-made model")
+            model = game_model(model, kwargs)
             grid = int(np.prod(model.observation_nvec, dtype=object))
             if grid > DENSE_KEYS:
                 raise ValueError(
@@ -128,7 +196,6 @@ class DiceVectorEnv(VectorEnv):
         self._position: np.ndarray | None = None  # None until the first reset
         self._done = np.zeros(n, dtype=bool)
         self._elapsed = np.zeros(n, dtype=np.int64)
-        self._all = np.ones(n, dtype=bool)
 
     def _compile(self, tables: Tables) -> None:
         """The arrays a step reads. Positions: 0..n-1 the live states, n.. the terminal ones."""
@@ -196,34 +263,10 @@ class DiceVectorEnv(VectorEnv):
     # -- the VectorEnv API ----------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
-            raise ValueError(
-                "seed must be an int or None: the native vector env draws every copy from one "
-                f"generator, got {seed!r}"
-            )
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be a dict or None, got {options!r}")
-        options = dict(options or {})
-        unknown = set(options) - {"reset_mask", "state"}
-        if unknown:
-            raise ValueError(
-                f"reset options may hold 'reset_mask' and 'state', got {sorted(unknown)}"
-            )
-        super().reset(seed=None if seed is None else int(seed))
-        mask = options.get("reset_mask")
-        if mask is None:
-            mask = self._all
-        elif not (
-            isinstance(mask, np.ndarray) and mask.dtype == bool and mask.shape == (self.num_envs,)
-        ):
-            raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},)")
-        elif not mask.any():
-            raise ValueError("reset_mask must hold at least one True")
-        elif self._position is None:
-            raise ValueError("reset_mask needs a full reset first")
+        mask, state = self._begin_reset(seed, options, started=self._position is not None)
         count = int(mask.sum())
-        if options.get("state") is not None:
-            start = self._position_of(options["state"])
+        if state is not None:
+            start = self._position_of(state)
             new = np.full(count, start, dtype=np.int32)
         else:
             new = self._draw_starts(count)
@@ -250,24 +293,10 @@ class DiceVectorEnv(VectorEnv):
     def step(self, actions):
         if self._position is None:
             raise RuntimeError("step() called before reset()")
-        actions = np.asarray(actions)
-        if (
-            actions.shape != (self.num_envs,)
-            or actions.dtype.kind not in "iu"
-            or (self.num_envs and (actions.min() < 0 or actions.max() >= self._num_actions))
-        ):
-            raise ValueError(
-                f"actions must be {self.num_envs} integers in 0..{self._num_actions - 1}, "
-                f"got {actions!r}"
-            )
-        actions = actions.astype(np.int64, copy=False)
+        actions = self._checked_actions(actions, self._num_actions)
         mode = self.autoreset_mode
         resetting = self._done
-        if mode == AutoresetMode.DISABLED and resetting.any():
-            raise RuntimeError(
-                f"step() on copies {np.flatnonzero(resetting).tolist()} whose episode ended; "
-                "reset them with reset(options={'reset_mask': ...}) first"
-            )
+        self._refuse_ended(resetting)
         position = self._position
         if mode == AutoresetMode.NEXT_STEP and resetting.any():
             # A copy being reset draws an outcome from a live stand-in position (the draw

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from dice_envs.envs.base import UniformBlockEnv, action_index
+from dice_envs.envs.base import GameEnv, action_index, game_model
 from dice_envs.envs.rendering import render_scene
-from dice_envs.games.base import build_model
 from dice_envs.games.yahtzee import (
     BOX_NAMES,
     DICE,
@@ -67,6 +65,15 @@ def observation_of(state: PlayState) -> np.ndarray:
     )
 
 
+def yahtzee_model(model: Any, kwargs: dict[str, Any]) -> Yahtzee:
+    """The `Yahtzee` model a Yahtzee env is given (see `dice_envs.envs.base.game_model`); a
+    ValueError for a model of another game."""
+    model = game_model(model, kwargs)
+    if not isinstance(model, Yahtzee):
+        raise ValueError(f"model must be a Yahtzee model, got {model!r}")
+    return model
+
+
 def action_name(action: int) -> str:
     """ "reroll 0b00101" (bit i rerolls the i-th lowest die) or "score chance"."""
     if action < 32:
@@ -74,7 +81,7 @@ def action_name(action: int) -> str:
     return f"score {BOX_NAMES[action - 32]}"
 
 
-class YahtzeeEnv(UniformBlockEnv):
+class YahtzeeEnv(GameEnv):
     """Solitaire Yahtzee: thirteen turns of five dice, up to two rerolls, one box per turn.
 
     ## Description
@@ -141,18 +148,8 @@ class YahtzeeEnv(UniformBlockEnv):
         render_mode: str | None = None,
         **kwargs: Any,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
-        if isinstance(model, str) or callable(model):
-            model = build_model(model, kwargs)
-        elif kwargs:
-            raise ValueError(f"arguments {sorted(kwargs)} given with a ready-made model")
-        if not isinstance(model, Yahtzee):
-            raise ValueError(f"model must be a Yahtzee model, got {model!r}")
-        self.model = model
+        self._check_render_mode(render_mode)
+        self.model = yahtzee_model(model, kwargs)
         self.render_mode = render_mode
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = spaces.MultiDiscrete(OBSERVATION_NVEC)
@@ -186,15 +183,9 @@ class YahtzeeEnv(UniformBlockEnv):
     # -- the Env API --------------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if options is not None and (not isinstance(options, dict) or set(options) - {"state"}):
-            raise ValueError(f"reset options may only hold the key 'state', got {options!r}")
-        super().reset(seed=seed)
-        if seed is not None:
-            self._drop_block()
-        if self._np_random is None:
-            self.np_random  # noqa: B018  (the property seeds `_np_random` if no seed came yet)
-        if options and options.get("state") is not None:
-            state = self.model.check_play_state(options["state"])
+        requested = self._begin_reset(seed, options)
+        if requested is not None:
+            state = self.model.check_play_state(requested)
             # A start mid-game: the points of the boxes filled before are not known.
             self.card = [_UNKNOWN if state.filled >> b & 1 else None for b in range(NUM_BOXES)]
         else:
@@ -206,10 +197,7 @@ class YahtzeeEnv(UniformBlockEnv):
         return observation_of(state), {"action_mask": self._mask(state)}
 
     def step(self, action):
-        if self.done:
-            if self.state is None:
-                raise RuntimeError("step() called before reset()")
-            raise RuntimeError("step() called after the episode ended; call reset() first")
+        self._check_steppable()
         action = action_index(action, NUM_ACTIONS)
         filled, upper, flag, dice, rolls_left = self.state
         legal, points = self._scoring  # the current state's, kept by `_mask`
@@ -238,23 +226,7 @@ class YahtzeeEnv(UniformBlockEnv):
         mask = _NO_ACTIONS.copy() if terminal else self._mask(state)
         return observation_of(state), float(reward), terminal, False, {"action_mask": mask}
 
-    def action_masks(self) -> np.ndarray:
-        """The legal actions of the current state as booleans (all False once the game ended)."""
-        if self.state is None or self.done:
-            return np.zeros(NUM_ACTIONS, dtype=bool)
-        return self._mask(self.state).astype(bool)
-
-    # -- rendering ----------------------------------------------------------------------------
-
-    def render(self):
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode= to make()")
-            return None
-        if self.state is None:
-            raise RuntimeError("render() called before reset()")
-        if self.render_mode == "ansi":
-            return self._text()
-        return self._picture()
+    # -- rendering (`render` is `GameEnv`'s) ----------------------------------------------------
 
     def _box_text(self, box: int) -> str:
         if box not in self.model.boxes:

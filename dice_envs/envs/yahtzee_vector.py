@@ -7,12 +7,11 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from dice_envs.envs.vector import AUTORESET_MODES
-from dice_envs.envs.yahtzee import NUM_ACTIONS, OBSERVATION_NVEC, observation_of
-from dice_envs.games.base import build_model, check_int
+from dice_envs.envs.vector import NativeVectorEnv
+from dice_envs.envs.yahtzee import NUM_ACTIONS, OBSERVATION_NVEC, observation_of, yahtzee_model
 from dice_envs.games.yahtzee import (
     BOX_POINTS,
     DICE,
@@ -60,7 +59,7 @@ _FILLED_FLAGS = ((np.arange(FULL_CARD + 1)[:, None] >> np.arange(NUM_BOXES)) & 1
 _REROLL_MASKS = np.concatenate([np.zeros_like(REROLL_LEGAL), REROLL_LEGAL]).astype(np.int8)
 
 
-class YahtzeeVectorEnv(VectorEnv):
+class YahtzeeVectorEnv(NativeVectorEnv):
     """`num_envs` copies of Yahtzee stepped together: a few dozen numpy operations per step
     over all copies, with the model's batch rules (`Yahtzee.scoring`, `score_result`,
     `played_actions`) and the dice rolled one die at a time through `KEEP_ADD`.
@@ -79,8 +78,6 @@ class YahtzeeVectorEnv(VectorEnv):
     trajectory.
     """
 
-    metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
-
     def __init__(
         self,
         model: Any = "dice_envs.games.yahtzee:Yahtzee",
@@ -91,33 +88,8 @@ class YahtzeeVectorEnv(VectorEnv):
         render_mode: str | None = None,
         **kwargs: Any,
     ) -> None:
-        self.num_envs = check_int("num_envs", num_envs, 1)
-        try:
-            self.autoreset_mode = AutoresetMode(autoreset_mode)
-        except ValueError:
-            raise ValueError(
-                f"autoreset_mode must be an AutoresetMode or one of {list(AUTORESET_MODES)}, "
-                f"got {autoreset_mode!r}"
-            ) from None
-        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        self.max_episode_steps = (
-            None
-            if max_episode_steps is None
-            else check_int("max_episode_steps", max_episode_steps, 1)
-        )
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or 'ansi' for the native vector env, got "
-                f"{render_mode!r}; vectorization_mode='sync' renders rgb_array frames"
-            )
-        self.render_mode = render_mode
-        if isinstance(model, str) or callable(model):
-            model = build_model(model, kwargs)
-        elif kwargs:
-            raise ValueError(f"arguments {sorted(kwargs)} given with a ready-made model")
-        if not isinstance(model, Yahtzee):
-            raise ValueError(f"model must be a Yahtzee model, got {model!r}")
-        self.model = model
+        self._set_options(num_envs, autoreset_mode, max_episode_steps, render_mode)
+        self.model = model = yahtzee_model(model, kwargs)
         self.__doc__ = YahtzeeVectorEnv.__doc__
         self.single_observation_space = spaces.MultiDiscrete(OBSERVATION_NVEC)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
@@ -132,7 +104,6 @@ class YahtzeeVectorEnv(VectorEnv):
         self._rolls = np.zeros(n, dtype=np.int64)
         self._done = np.zeros(n, dtype=bool)
         self._elapsed = np.zeros(n, dtype=np.int64)
-        self._all = np.ones(n, dtype=bool)
         self._rows = np.arange(n)
         self._legal = np.zeros((n, NUM_BOXES), dtype=bool)
         self._legal_bits = np.zeros(n, dtype=np.int64)
@@ -182,34 +153,7 @@ class YahtzeeVectorEnv(VectorEnv):
     # -- the VectorEnv API ----------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
-            raise ValueError(
-                "seed must be an int or None: the native vector env draws every copy from one "
-                f"generator, got {seed!r}"
-            )
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be a dict or None, got {options!r}")
-        options = dict(options or {})
-        unknown = set(options) - {"reset_mask", "state"}
-        if unknown:
-            raise ValueError(
-                f"reset options may hold 'reset_mask' and 'state', got {sorted(unknown)}"
-            )
-        super().reset(seed=None if seed is None else int(seed))
-        which = options.get("reset_mask")
-        if which is None:
-            which = self._all
-        elif not (
-            isinstance(which, np.ndarray)
-            and which.dtype == bool
-            and which.shape == (self.num_envs,)
-        ):
-            raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},)")
-        elif not which.any():
-            raise ValueError("reset_mask must hold at least one True")
-        elif not self._started:
-            raise ValueError("reset_mask needs a full reset first")
-        state = options.get("state")
+        which, state = self._begin_reset(seed, options, started=self._started)
         self._start(which, None if state is None else self.model.check_play_state(state))
         self._started = True
         mask = self._refresh_masks()
@@ -220,23 +164,11 @@ class YahtzeeVectorEnv(VectorEnv):
     def step(self, actions):
         if not self._started:
             raise RuntimeError("step() called before reset()")
-        actions = np.asarray(actions)
-        if (
-            actions.shape != (self.num_envs,)
-            or actions.dtype.kind not in "iu"
-            or (actions.min() < 0 or actions.max() >= NUM_ACTIONS)
-        ):
-            raise ValueError(
-                f"actions must be {self.num_envs} integers in 0..{NUM_ACTIONS - 1}, got {actions!r}"
-            )
+        actions = self._checked_actions(actions, NUM_ACTIONS)
         mode = self.autoreset_mode
         resetting = self._done.copy()  # `_start` clears `_done` in place
-        if mode == AutoresetMode.DISABLED and resetting.any():
-            raise RuntimeError(
-                f"step() on copies {np.flatnonzero(resetting).tolist()} whose episode ended; "
-                "reset them with reset(options={'reset_mask': ...}) first"
-            )
-        rewards, terminated = self._play(actions.astype(np.int64, copy=False))
+        self._refuse_ended(resetting)
+        rewards, terminated = self._play(actions)
         self._elapsed += 1
         if mode == AutoresetMode.NEXT_STEP and resetting.any():
             self._start(resetting, None)

@@ -1,0 +1,211 @@
+"""`dice-envs play yahtzee`: what a person types becomes the right action, a scripted game
+reaches its end with the sum of its rewards, and every value shown is the solution's."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import dice_envs  # noqa: F401  (registers the ids)
+from baselines.yahtzee import solve_yahtzee
+from dice_envs.games.yahtzee import (
+    BOX_NAMES,
+    FULL_CARD,
+    YAHTZEE,
+    PlayState,
+    TurnState,
+    Yahtzee,
+    dice_index,
+)
+from training import cli
+from training.play_yahtzee import YAHTZEE_ID, action_label, parse_choice, play_yahtzee
+
+ROOT = Path(__file__).resolve().parent.parent
+BOXES = ["sixes", "full_house", "chance"]  # a game of three turns, solved in a blink
+ROW = re.compile(r"^  \[(\d+)\] .*?\s(-?\d+\.\d{4})\s+(best|\d+\.\d{4})$")
+
+
+def mask_of(model: Yahtzee, state: PlayState) -> np.ndarray:
+    """The env's action mask at `state`."""
+    boxes = [BOX_NAMES[b] for b in model.boxes]
+    env = gym.make(YAHTZEE_ID, joker=model.joker, boxes=boxes)
+    return env.reset(options={"state": state})[1]["action_mask"]
+
+
+def test_what_a_person_types_becomes_the_action_it_means():
+    model = Yahtzee()
+    # The dice in ascending order: 1 3 5 5 6 (bit i rerolls the i-th lowest die).
+    state = PlayState(0, 0, False, dice_index([5, 1, 6, 5, 3]), 2)
+    mask = mask_of(model, state)
+    keep_355 = 0b10001  # reroll the 1 and the 6
+    keep_5 = 0b10111  # reroll 1, 3, the lower 5 and 6: the legal twin of 0b11011
+    expected = {
+        "keep 5 5 3": keep_355, "keep 553": keep_355, "k 3,5,5": keep_355,
+        "reroll 1 6": keep_355, "r 6 1": keep_355, "17": keep_355,
+        "keep 5": keep_5, "Keep 5": keep_5,
+        "keep": 31, "keep nothing": 31, "reroll all": 31, "roll": 31, "reroll": 31,
+        "full house": 40, "Full_House": 40, "fh": 40, "score sixes": 37, "6s": 37,
+        "3 kind": 38, "three of a kind": 38, "3k": 38, "chance": 44, "sm straight": 41,
+    }  # fmt: skip
+    assert {text: parse_choice(text, model, state, mask) for text in expected} == expected
+    refused = {
+        "keep 2": "no 2 to keep",
+        "keep 5 5 5": "no 5 to keep",
+        "keep 1 3 5 5 6": "keeping all five dice is no reroll",
+        "reroll nothing": "keeping all five dice is no reroll",
+        "keep 7": "name faces 1 to 6",
+        "fly": "neither a keep, a box nor an action number",
+        "0": "not the number of a legal action",  # rerolling nothing is not legal
+        "27": "not the number of a legal action",  # the illegal twin of keep 5
+        "45": "not the number of a legal action",
+    }
+    for text, message in refused.items():
+        answer = parse_choice(text, model, state, mask)
+        assert isinstance(answer, str) and message in answer, (text, answer)
+
+
+def test_each_action_is_shown_as_what_it_does():
+    model = Yahtzee()
+    state = PlayState(0, 60, False, dice_index([5, 1, 6, 5, 3]), 2)
+    assert action_label(model, state, 0b10001) == "keep 3 5 5"
+    assert action_label(model, state, 0b10111) == "keep 5"
+    assert action_label(model, state, 31) == "keep nothing (reroll all)"
+    assert action_label(model, state, 32 + 8) == "score full_house for 0"
+    assert action_label(model, state, 32 + 12) == "score chance for 20"
+    assert action_label(model, state, 32 + 4) == "score fives for 10 (+35 bonus)"  # 60 + 10
+    full_house = state._replace(dice=dice_index([2, 2, 4, 4, 4]))
+    assert action_label(model, full_house, 32 + 8) == "score full_house for 25"
+
+
+def test_a_box_that_can_not_take_the_dice_is_refused_with_the_reason():
+    last_roll = PlayState(1 << 12, 0, False, dice_index([1, 3, 5, 5, 6]), 0)
+    model = Yahtzee()
+    mask = mask_of(model, last_roll)
+    assert "no rolls left" in parse_choice("keep 5", model, last_roll, mask)
+    assert "filled already" in parse_choice("chance", model, last_roll, mask)
+    reduced = Yahtzee(boxes=["sixes", "chance"])
+    start = PlayState(reduced.absent, 0, False, dice_index([1, 3, 5, 5, 6]), 2)
+    assert "not in play" in parse_choice("ones", reduced, start, mask_of(reduced, start))
+    # A Yahtzee of fives with the Yahtzee box filled: the forced joker rule wants the fives.
+    joker = PlayState(1 << YAHTZEE, 0, False, dice_index([5] * 5), 0)
+    joker_mask = mask_of(model, joker)
+    assert "joker rule (forced)" in parse_choice("chance", model, joker, joker_mask)
+    assert parse_choice("fives", model, joker, joker_mask) == 36
+
+
+class Typist:
+    """A person at the keyboard: each line is text, or a function of what the screen shows."""
+
+    def __init__(self, lines, screen: io.StringIO) -> None:
+        self.lines, self.screen = list(lines), screen
+
+    def readline(self) -> str:
+        if not self.lines:
+            return ""
+        line = self.lines.pop(0)
+        return (line(self.screen.getvalue()) if callable(line) else line) + "\n"
+
+
+def keep_the_highest_die(screen: str) -> str:
+    dice = re.findall(r"^dice: (.*)$", screen, re.MULTILINE)[-1].split()
+    return f"keep {dice[-1]}"
+
+
+def test_a_scripted_game_ends_with_the_sum_of_its_rewards_and_the_solutions_values():
+    lines = [
+        "fly", "keep", "", "reroll all", "keep 1", "chance",  # turn 1 (fly, keep 1: refused)
+        keep_the_highest_die, "keep nothing", "score sixes",  # turn 2
+        "keep 9", "31", "3k", "keep", "best",  # turn 3 (keep 9, 3k: refused)
+    ]  # fmt: skip
+    screen = io.StringIO()
+    assert play_yahtzee({"joker": "free", "boxes": BOXES}, 7, Typist(lines, screen), screen) == 0
+    out = screen.getvalue()
+    assert out.count("type ? for help") == 4  # the four refused lines, each asked again
+    chosen = [int(a) for a in re.findall(r"you chose \[(\d+)\]", out)]
+    assert len(chosen) == 9
+    # Replay the choices on the env with the same seed: the same dice, and at every decision
+    # the listing is the legal actions with the solution's values, best first.
+    solution = solve_yahtzee(joker="free", boxes=BOXES)
+    env = gym.make(YAHTZEE_ID, joker="free", boxes=BOXES)
+    _obs, info = env.reset(seed=7)
+    blocks = out.split("\nturn ")[1:]
+    rewards, lost = [], 0.0
+    for block, action in zip(blocks, chosen, strict=True):
+        state = env.unwrapped.state
+        values = solution.action_values(TurnState(*state[:3]), state.dice, state.rolls_left)
+        rows = [ROW.match(line).groups() for line in block.splitlines() if ROW.match(line)]
+        shown = {int(a): float(v) for a, v, _ in rows}
+        assert sorted(shown) == np.flatnonzero(info["action_mask"]).tolist()
+        assert all(abs(v - values[a]) < 5.1e-5 for a, v in shown.items())
+        assert list(shown.values()) == sorted(shown.values(), reverse=True)
+        best = np.nanmax(values)
+        losses = [(0.0 if loss == "best" else float(loss)) for _a, v, loss in rows]
+        assert losses == pytest.approx([best - float(v) for _a, v, _ in rows], abs=1e-4)
+        lost += best - values[action]
+        _obs, reward, terminated, _truncated, info = env.step(action)
+        rewards.append(reward)
+    assert terminated
+    assert f"game over: final score {sum(rewards):g}\n" in out
+    shown_rewards = [float(r) for r in re.findall(r"^reward (\S+);", out, re.MULTILINE)]
+    assert shown_rewards == [r for a, r in zip(chosen, rewards, strict=True) if a >= 32]
+    assert re.search(r"your 9 choices lost (\S+) in expectation", out).group(1) == f"{lost:.4f}"
+    assert f"optimal play expects a final score of {solution.value:.4f} from the start" in out
+    assert env.unwrapped.state.filled == FULL_CARD
+
+
+def test_the_input_ending_or_a_quit_stops_the_game_cleanly():
+    screen = io.StringIO()
+    assert play_yahtzee({"boxes": BOXES}, 0, io.StringIO("keep\n"), screen) == 1
+    assert "input ended before the game did" in screen.getvalue()
+    screen = io.StringIO()
+    assert play_yahtzee({"boxes": BOXES}, 0, io.StringIO("best\nq\n"), screen) == 0
+    assert "quit with a score of" in screen.getvalue()
+    assert "your 1 choices lost 0.0000" in screen.getvalue()
+
+
+def test_the_command_plays_yahtzee_by_its_short_name_and_checks_joker(capsys):
+    stdin = io.StringIO("best\n" * 9)
+    out = io.StringIO()
+    argv = ["play", "yahtzee", "--joker", "verhoeff", f"boxes={BOXES}", "--seed", "1"]
+    assert cli.main(argv, stdin=stdin, out=out) == 0
+    assert "Yahtzee (joker=verhoeff, boxes sixes, full_house, chance)" in out.getvalue()
+    assert "your 0 choices" not in out.getvalue() and "game over" in out.getvalue()
+    for argv, message in [
+        (["play", "yahtzee", "--joker", "free", "joker=forced"], "disagree"),
+        (["play", "pig", "--joker", "free"], "option of Yahtzee only"),
+        (["play", "yahtzee", "jokers=free"], "jokers"),
+    ]:
+        with pytest.raises(SystemExit) as stopped:
+            cli.main(argv, stdin=io.StringIO(""), out=io.StringIO())
+        assert stopped.value.code == 2 and message in capsys.readouterr().err, argv
+
+
+def test_the_command_in_a_process_of_its_own_plays_a_game_of_yahtzee():
+    # `python -m training.cli` from the repository's root: this checkout's code, as the
+    # `dice-envs` script runs it once installed.
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "training.cli",
+            "play",
+            "yahtzee",
+            "boxes=['chance']",
+            "--seed",
+            "0",
+        ],
+        input="keep\nbest\nbest\n",
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "solving it exactly" in result.stdout and "game over: final score" in result.stdout
