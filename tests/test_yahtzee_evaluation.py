@@ -111,7 +111,9 @@ GAMES = [
 
 CASES = [
     *[(["chance"], "forced", name) for name in POLICIES],
-    *[(["fours", "yahtzee"], "forced", name) for name in POLICIES],
+    (["fours", "yahtzee"], "forced", "any_action"),
+    (["fours", "yahtzee"], "forced", "keep_high"),
+    pytest.param(["fours", "yahtzee"], "forced", "mixed", marks=pytest.mark.slow),  # 3 min
     (["sixes", "full_house", "yahtzee"], "verhoeff", "any_action"),
     pytest.param(["sixes", "full_house", "yahtzee"], "verhoeff", "mixed", marks=pytest.mark.slow),
     pytest.param(
