@@ -33,6 +33,7 @@ from baselines.simultaneous import Equilibrium, equilibrium
 from baselines.solvers import Solution
 from baselines.specialised import SPECIALISED
 from baselines.value_errors import ValueErrors, value_errors
+from baselines.yahtzee_evaluation import YahtzeeEvaluation, evaluate_yahtzee
 from dice_envs.tables import Tables
 
 TabularMDP = Tables  # the name before the tables moved into dice_envs (one name now: Tables)
@@ -49,10 +50,12 @@ __all__ = [
     "Tables",
     "TabularMDP",
     "ValueErrors",
+    "YahtzeeEvaluation",
     "enumerated",
     "equilibrium",
     "estimate_gap",
     "evaluate",
+    "evaluate_yahtzee",
     "exploitability",
     "on_states",
     "policy_actions",

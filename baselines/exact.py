@@ -17,6 +17,7 @@ from baselines.heuristics import heuristic
 from baselines.solvers import Solution, bellman_residual, solve_mdp
 from baselines.specialised import SPECIALISED
 from baselines.yahtzee import solve_yahtzee
+from baselines.yahtzee_evaluation import evaluate_yahtzee
 from dice_envs import game, make_model
 from dice_envs.tables import Tables, build_tables
 
@@ -26,6 +27,7 @@ METHODS = ("auto", "generic", "backward", "value_iteration", "specialised")
 TABLE_ROWS_LIMIT = 20_000_000
 # Games without tables (`Game.tables` False): their structure-aware solver, by id.
 STRUCTURE_SOLVERS = {"dice_envs/Yahtzee-v0": solve_yahtzee}
+STRUCTURE_EVALUATORS = {"dice_envs/Yahtzee-v0": evaluate_yahtzee}
 _CACHE: OrderedDict[Any, tuple[Tables, Solution]] = OrderedDict()
 _CACHE_SIZE = 8
 
@@ -158,7 +160,14 @@ def evaluate(
     was trained on (for models trained through observation wrappers). The game is enumerated
     once per distinct arguments and kept (with its optimum) for the next call. The result also
     says where the gap is lost (`Evaluation.losses`, per state, summing to the gap).
+    On a game without tables (Yahtzee) its structure-aware evaluator answers instead
+    (`baselines.yahtzee_evaluation.evaluate_yahtzee`: a `YahtzeeEvaluation`, aggregates only).
     """
+    structured = STRUCTURE_EVALUATORS.get(env_id)
+    if structured is not None:
+        return structured(
+            policy, obs_transform=obs_transform, deterministic=deterministic, **kwargs
+        )
     if isinstance(policy, str):
         policy = heuristic(env_id, policy, **kwargs)
     if callable(getattr(policy, "probabilities", None)) and obs_transform is None:

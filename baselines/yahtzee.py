@@ -23,7 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dice_envs.envs.yahtzee import OBSERVATION_NVEC
+from dice_envs.games.rule import Rule
 from dice_envs.games.yahtzee import (
+    DICE,
     FULL_CARD,
     IS_YAHTZEE,
     KEEP_ADD,
@@ -38,6 +41,8 @@ from dice_envs.games.yahtzee import (
     NUM_STATE_SLOTS,
     REROLL_KEEP,
     REROLL_LEGAL,
+    UPPER_LEVELS,
+    UPPER_TARGET,
     YAHTZEE,
     YAHTZEE_DICE,
     TurnState,
@@ -47,6 +52,9 @@ from dice_envs.games.yahtzee import (
 
 NUM_ACTIONS = 32 + NUM_BOXES  # rerolls by bit mask, then the boxes (the env's action order)
 CHUNK = 256  # turn-start states solved at once: work arrays of 0.5 MB stay in cache
+_FACE_CODES = 6 ** np.arange(6)  # dice counts per face -> a code, to find the dice index
+_DICE_OF_CODE = np.full(6**6, -1, dtype=np.int64)
+_DICE_OF_CODE[DICE.astype(np.int64) @ _FACE_CODES] = np.arange(NUM_DICE_SETS)
 
 
 def _internal_order() -> tuple[np.ndarray, np.ndarray]:
@@ -279,6 +287,100 @@ class YahtzeeSolution:
             legal = REROLL_LEGAL[dice]
             result[:32][legal] = keeps[REROLL_KEEP[dice][legal]]
         return result
+
+    def action_values_batch(self, observations) -> np.ndarray:
+        """`action_values` of many env observations at once: (n, 45) for an int array of
+        shape (n, 22) (or (45,) for one observation). A final observation (every box filled)
+        has no legal action: its row is all NaN. The turns are solved once per distinct
+        turn-start state among the observations, `CHUNK` at a time."""
+        observations = np.asarray(observations)
+        single = observations.ndim == 1
+        rows = (
+            observations.reshape(-1, observations.shape[-1]) if observations.ndim else observations
+        )
+        turn = parse_observations(self.model, rows, self.state_values)
+        filled, upper, flag, dice, rolls_left, final = turn
+        result = np.full((len(filled), NUM_ACTIONS), np.nan)
+        live = np.flatnonzero(~final)
+        if len(live):
+            args = (filled[live], upper[live], flag[live], dice[live], rolls_left[live])
+            result[live] = self._live_action_values(*args)
+        return result[0] if single else result
+
+    def _live_action_values(self, filled, upper, flag, dice, rolls_left) -> np.ndarray:
+        result = np.full((len(filled), NUM_ACTIONS), np.nan)
+        boxes = np.arange(NUM_BOXES)
+        legal, points = self.model.scoring(filled[:, None], dice[:, None])
+        reward, next_upper, next_flag = self.model.score_result(
+            upper[:, None], flag[:, None], boxes, points[:, 0], IS_YAHTZEE[dice][:, None]
+        )
+        after = state_index(filled[:, None] | 1 << boxes, next_upper, next_flag)
+        result[:, 32:] = np.where(legal[:, 0], reward + self.state_values[after], np.nan)
+        rerolls = np.flatnonzero(rolls_left > 0)
+        if not len(rerolls):
+            return result
+        slots = state_index(filled[rerolls], upper[rerolls], flag[rerolls])
+        unique, which = np.unique(slots, return_inverse=True)
+        keep_values = np.empty((len(rerolls), NUM_ACTIONS - NUM_BOXES))
+        for lo in range(0, len(unique), CHUNK):
+            part = unique[lo : lo + CHUNK]
+            card = (part // 128, part // 2 % UPPER_LEVELS, part % 2 == 1)
+            scores = scoring_values(self.model, self.state_values, *card, classes=self._classes)
+            keeps = solve_turns(scores, detail=True).keeps  # (462, B) per rolls left - 1
+            rows = np.flatnonzero((which >= lo) & (which < lo + CHUNK))
+            d, r = dice[rerolls[rows]], rolls_left[rerolls[rows]]
+            column = which[rows] - lo
+            table = np.stack(keeps)  # (2, 462, B)
+            keep_values[rows] = table[r[:, None] - 1, REROLL_KEEP[d], column[:, None]]
+        legal_rerolls = REROLL_LEGAL[dice[rerolls]]
+        result[rerolls, :32] = np.where(legal_rerolls, keep_values, np.nan)
+        return result
+
+    def actions(self, observations) -> np.ndarray:
+        """The optimal action of each observation ((n,) int64 for (n, 22); the lowest-numbered
+        one on exact ties); 32 for a final observation, where no action is legal."""
+        values = self.action_values_batch(observations)
+        values = np.where(np.isnan(values), -np.inf, values)
+        best = values.argmax(axis=-1)
+        return np.where(np.isfinite(values.max(axis=-1)), best, 32)
+
+    def policy(self) -> Rule:
+        """The optimal policy as a batched policy (`dice_envs.policies.batched` form): int64
+        observations (n, 22) -> (n,) actions, by `actions`; one observation gives one int."""
+        width = len(OBSERVATION_NVEC)
+        return Rule.from_batch(lambda obs: self.actions(np.reshape(obs, (-1, width))), "optimal")
+
+
+def parse_observations(
+    model: Yahtzee, observations: np.ndarray, state_values: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """Env observations (n, 22) as arrays ``(filled, upper, yahtzee50, dice, rolls_left,
+    final)`` of the game `model` (whose reachable turn-start states are those where the dense
+    `state_values` are not NaN), or a ValueError naming the first observation that is not one
+    of its observations (out of range, not five dice, an unreachable score card)."""
+    obs = np.asarray(observations)
+    if obs.ndim != 2 or obs.shape[1] != len(OBSERVATION_NVEC):
+        raise ValueError(
+            f"observations must have shape (n, {len(OBSERVATION_NVEC)}), got {obs.shape}"
+        )
+    if not np.issubdtype(obs.dtype, np.integer):
+        raise ValueError(f"observations must be integers, got dtype {obs.dtype}")
+    obs = obs.astype(np.int64)
+    filled = obs[:, 7:20] @ (1 << np.arange(NUM_BOXES))
+    upper, flag, rolls_left = obs[:, 20], obs[:, 21], obs[:, 6]
+    in_range = ((obs >= 0) & (obs < np.asarray(OBSERVATION_NVEC))).all(axis=1)
+    dice = _DICE_OF_CODE[np.clip(obs[:, :6], 0, 5) @ _FACE_CODES]
+    final = filled == FULL_CARD
+    slot = state_index(filled, np.clip(upper, 0, UPPER_TARGET), flag.clip(0, 1))
+    known = ~np.isnan(state_values[slot])
+    bad = ~in_range | (dice < 0) | ~known | (filled & model.absent != model.absent)
+    if bad.any():
+        row = obs[int(np.flatnonzero(bad)[0])].tolist()
+        raise ValueError(
+            f"observation {row} is not one of {model!r}: dice counts summing to 5, rolls "
+            "left 0..2, a reachable score card (the boxes out of play shown as filled)"
+        )
+    return filled, upper, flag == 1, dice, rolls_left, final
 
 
 def _check_query(dice: int, rolls_left: int) -> None:

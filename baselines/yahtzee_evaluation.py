@@ -1,0 +1,718 @@
+"""Exact evaluation of any policy that can be asked in batches on solitaire Yahtzee.
+
+The game has about 400 million decision states (536,320 turn-start states, each with 756
+situations inside its turn: 252 dice multisets with 2, 1 or 0 rolls left), too many for tables
+or per-state arrays. The evaluation sweeps the turn-start states forward, layer by layer (a
+turn fills one box), `CHUNK` at a time, and asks the policy once for every decision of the
+chunk in one batch. Inside each turn it follows the policy's choices as the env plays them
+(`Yahtzee.played_actions`: a duplicate reroll plays as its legal twin, any other forbidden
+action scores in the first legal box), giving per turn-start state the policy's expected
+points this turn and its distribution over the next turn-start states. Then:
+
+- the policy's value: backward induction over the turn-start states with those turns,
+  ``V(s) = R(s) + sum_s' P(s'|s) V(s')``, exact up to float64 round-off;
+- where it loses (the performance difference lemma): at each decision x the policy gives up
+  ``V*(x) - sum_a pi(a|x) Q*(x, a)`` (the optimal values inside the turn, recomputed from the
+  solution's turn-start values), weighted by the policy's own probability of reaching x. These
+  losses are >= 0 and sum to the gap; they are only kept summed by turn and decision, and by
+  what the policy played against what the optimum plays;
+- agreement as `baselines.Evaluation` defines it: the share of the optimal policy's expected
+  decisions in which the policy plays an optimal action, by the optimal policy's occupancies,
+  swept forward alongside.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from baselines.yahtzee import (
+    _ORDER,
+    _POSITION,
+    _REMOVE,
+    DICE_ROWS,
+    NUM_ACTIONS,
+    YahtzeeSolution,
+    _popcount,
+    roll_levels,
+    solve_yahtzee,
+)
+from dice_envs.envs.yahtzee import OBSERVATION_NVEC
+from dice_envs.games.seat_policy import PROBABILITY_TOLERANCE
+from dice_envs.games.yahtzee import (
+    BOX_NAMES,
+    DICE,
+    FULL_CARD,
+    IS_YAHTZEE,
+    KEEP_LEVEL_START,
+    KEEP_OUTCOMES,
+    NUM_BOXES,
+    NUM_DICE,
+    NUM_DICE_SETS,
+    NUM_KEEPS,
+    NUM_STATE_SLOTS,
+    REROLL_KEEP,
+    REROLL_LEGAL,
+    ROLL_PROBABILITIES,
+    YAHTZEE,
+    YAHTZEE_DICE,
+    YAHTZEE_FACE,
+    Yahtzee,
+    state_index,
+)
+from dice_envs.policies import named_policy
+
+ENV_ID = "dice_envs/Yahtzee-v0"
+CHUNK = 256  # turn-start states per batch: the policy is asked 756 * CHUNK observations at once
+CHOICES = ("reroll",) + BOX_NAMES
+"""The rows and columns of `YahtzeeEvaluation.losses_by_choice`: a reroll, or a box."""
+DECISIONS = ("2 rolls left", "1 roll left", "0 rolls left")
+"""The columns of `YahtzeeEvaluation.losses_by_turn`, in the order a turn meets them."""
+TIE_TOLERANCE = 1e-9  # as `baselines.solvers`: an action within it of the best is optimal
+_SOLUTIONS: OrderedDict[Any, YahtzeeSolution] = OrderedDict()
+_KEEP_ROLLS = sparse.csr_matrix(KEEP_OUTCOMES.T)  # (252, 462): mass on keeps -> dice
+_FLAGS = (np.arange(FULL_CARD + 1)[:, None] >> np.arange(NUM_BOXES)) & 1
+
+
+def _slot_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where a scoring can lead, as 44 slots per turn-start state: an upper box with 0..5 dice
+    of its face (36), another lower box (6), the Yahtzee box with 0 or 50 (2). The next state
+    depends on the box and the dice only through the slot. Returns the slot of each (box,
+    dice), and each slot's box and points (for the next state; the reward is counted apart)."""
+    slot_of = np.zeros((NUM_BOXES, NUM_DICE_SETS), dtype=np.int64)
+    boxes, points = [], []
+    for box in range(6):
+        slot_of[box] = 6 * box + DICE[:, box]
+        boxes += [box] * 6
+        points += [(box + 1) * count for count in range(6)]
+    for box in (b for b in range(6, NUM_BOXES) if b != YAHTZEE):
+        slot_of[box] = len(boxes)
+        boxes.append(box)
+        points.append(0)
+    slot_of[YAHTZEE] = len(boxes) + IS_YAHTZEE
+    boxes += [YAHTZEE, YAHTZEE]
+    points += [0, 50]
+    return slot_of, np.array(boxes), np.array(points)
+
+
+SLOT_OF, SLOT_BOX, SLOT_POINTS = _slot_tables()
+NUM_SLOTS = len(SLOT_BOX)
+
+
+@dataclass
+class YahtzeeEvaluation:
+    """The exact score of a policy on Yahtzee, with aggregates of where it loses.
+
+    Attributes:
+        value: the policy's expected final score, bonuses included.
+        optimal_value: the optimum's.
+        gap: optimal_value - value (>= 0 up to round-off).
+        relative_gap: gap / optimal_value.
+        agreement: the share of the optimal policy's expected decisions in which the policy
+            plays an optimal action (a stochastic policy: its probability of one), in [0, 1].
+        seconds: the evaluation's wall time (the optimum's solve, kept per game arguments,
+            excluded), `policy_seconds` of it inside the policy's calls.
+        policy_seconds: the time spent asking the policy (building its observations and masks
+            included).
+        decisions_asked: how many observations the policy was asked about.
+        losses_by_turn: (turns, 3): the expected points lost at the decisions of turn t + 1
+            (columns `DECISIONS`: with 2, 1, 0 rolls left), weighted by the policy's
+            probability of reaching them. Sums to `gap`.
+        losses_by_choice: (14, 14): the same losses by what the policy played (rows
+            `CHOICES`: a reroll, or the box it scored in) against what the optimal policy
+            plays there (columns). Sums to `gap`; its diagonal holds rerolls of other dice.
+        fills: (turns, 13): the probability that the policy fills each box at turn t + 1.
+        optimal_fills: the same for the optimal policy.
+        turn_start_states: how many turn-start states were swept (those the policy or the
+            optimum reaches).
+    """
+
+    value: float
+    optimal_value: float
+    gap: float
+    relative_gap: float
+    agreement: float
+    seconds: float
+    policy_seconds: float
+    decisions_asked: int
+    losses_by_turn: np.ndarray = field(repr=False)
+    losses_by_choice: np.ndarray = field(repr=False)
+    fills: np.ndarray = field(repr=False)
+    optimal_fills: np.ndarray = field(repr=False)
+    turn_start_states: int = 0
+
+    def __repr__(self) -> str:
+        return (
+            f"YahtzeeEvaluation(value={self.value:.6g}, optimal_value={self.optimal_value:.6g},"
+            f" gap={self.gap:.3g}, relative_gap={self.relative_gap:.3g}, "
+            f"agreement={self.agreement:.3g})"
+        )
+
+    def as_dict(self) -> dict[str, float]:
+        keys = ("value", "optimal_value", "gap", "relative_gap", "agreement", "seconds")
+        return {key: float(getattr(self, key)) for key in keys}
+
+    def where_lost(self, count: int = 10) -> list[tuple[str, str, float]]:
+        """The `count` largest entries of `losses_by_choice`: (what the policy played, what
+        the optimum plays, expected points lost), largest first."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"count must be an integer >= 1, got {count!r}")
+        flat = self.losses_by_choice.ravel()
+        order = np.argsort(-flat, kind="stable")[:count]
+        n = len(CHOICES)
+        return [(CHOICES[i // n], CHOICES[i % n], float(flat[i])) for i in order]
+
+
+# -- the policy, asked in batches -------------------------------------------------------------
+
+
+@dataclass
+class _Asker:
+    """A policy in one form: `ask(observations, masks)` -> (n,) actions or (n, 45)
+    probabilities; `masks` only built when `needs_masks`."""
+
+    ask: Callable[[np.ndarray, np.ndarray | None], np.ndarray]
+    needs_masks: bool
+
+
+def policy_asker(policy: Any, model: Yahtzee, obs_transform=None, deterministic=True) -> _Asker:
+    """The policy forms of the project, for Yahtzee: a registered name, a `YahtzeeSolution`,
+    an SB3 model (MaskablePPO asked with masks), or a batched callable (`Rule`, or
+    `dice_envs.policies.batched`). A ValueError names what is not accepted."""
+    if obs_transform is not None and not callable(obs_transform):
+        raise ValueError(f"obs_transform must be callable or None, got {obs_transform!r}")
+    if not isinstance(deterministic, bool):
+        raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
+    if isinstance(policy, str):
+        boxes = [BOX_NAMES[b] for b in model.boxes]
+        policy = named_policy(ENV_ID, policy, joker=model.joker, boxes=boxes)
+    if isinstance(policy, YahtzeeSolution):
+        policy = policy.policy()
+    transform = obs_transform or (lambda obs: obs)
+    if hasattr(policy, "predict"):
+        return _sb3_asker(policy, transform, obs_transform is None, deterministic)
+    if not deterministic:
+        raise ValueError("deterministic=False is for SB3 models; give probabilities otherwise")
+    batch = getattr(policy, "batch", None)
+    if callable(batch):
+        return _Asker(lambda obs, masks: batch(transform(obs)), False)
+    if isinstance(policy, np.ndarray | dict) or callable(policy):
+        raise ValueError(
+            "policy for Yahtzee must be asked in batches (about 400 million decisions): a "
+            "name, a YahtzeeSolution, an SB3 model, or a function of a batch of observations "
+            f"marked with dice_envs.policies.batched; got {type(policy).__name__}"
+        )
+    raise ValueError(f"policy must be a name, a model or a batched callable, got {policy!r}")
+
+
+def _sb3_asker(model, transform, check_space: bool, deterministic: bool) -> _Asker:
+    space = getattr(model, "observation_space", None)
+    nvec = getattr(space, "nvec", None)
+    if check_space and space is not None and not np.array_equal(nvec, OBSERVATION_NVEC):
+        raise ValueError(
+            f"the model was trained on observations {space}, not Yahtzee's MultiDiscrete"
+            f"({list(OBSERVATION_NVEC)}); pass obs_transform= if it was trained through a wrapper"
+        )
+    if deterministic:
+        masked = "action_masks" in inspect.signature(model.predict).parameters
+
+        def ask(obs, masks):
+            extra = {"action_masks": masks} if masked else {}
+            return model.predict(transform(obs), deterministic=True, **extra)[0]
+
+        return _Asker(ask, masked)
+    policy = getattr(model, "policy", None)
+    if policy is None or not hasattr(policy, "get_distribution"):
+        raise ValueError(
+            "deterministic=False needs an SB3 model whose policy has get_distribution "
+            f"(PPO, MaskablePPO, A2C); got {type(model).__name__}"
+        )
+    masked = "action_masks" in inspect.signature(policy.get_distribution).parameters
+
+    def probabilities(obs, masks):
+        import torch
+
+        with torch.no_grad():
+            tensor, _ = policy.obs_to_tensor(transform(obs))
+            extra = {"action_masks": masks} if masked else {}
+            return policy.get_distribution(tensor, **extra).distribution.probs.cpu().numpy()
+
+    return _Asker(probabilities, masked)
+
+
+def checked_answer(answer, observations: np.ndarray) -> np.ndarray:
+    """The policy's answer for `observations` as (n,) int64 actions or (n, 45) float64
+    probabilities, or a ValueError naming the first observation with a bad answer."""
+    n = len(observations)
+    answer = np.asarray(answer)
+    if answer.shape in ((n,), (n, 1)):
+        answer = answer.reshape(n)
+        if not np.issubdtype(answer.dtype, np.integer):
+            whole = np.isfinite(answer) & (answer == np.round(answer))
+            if not whole.all():
+                row = observations[int(np.flatnonzero(~whole)[0])].tolist()
+                raise ValueError(f"the policy answered {answer[~whole][0]!r} for {row}")
+        bad = (answer < 0) | (answer >= NUM_ACTIONS)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"the policy chose action {answer[i]} for observation "
+                f"{observations[i].tolist()}; actions are 0..{NUM_ACTIONS - 1}"
+            )
+        return answer.astype(np.int64)
+    if answer.shape != (n, NUM_ACTIONS):
+        raise ValueError(
+            f"the policy must answer (n,) actions or (n, {NUM_ACTIONS}) probabilities for "
+            f"{n} observations, got shape {answer.shape}"
+        )
+    probs = answer.astype(np.float64)
+    sums = probs.sum(axis=1)
+    bad = ~np.isfinite(probs).all(axis=1) | (probs < 0).any(axis=1)
+    bad |= np.abs(sums - 1.0) > PROBABILITY_TOLERANCE
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"the policy's probabilities for observation {observations[i].tolist()} are "
+            f"{probs[i].tolist()}; they must be >= 0 and sum to 1"
+        )
+    return probs / sums[:, None]
+
+
+# -- one batch of turns: the optimum inside, the policy's answers ----------------------------
+
+
+class _BoxRows:
+    """Per box in play, the distinct (points, Yahtzee roll) pairs its dice score on an empty
+    card: a scoring's reward and next state depend on the dice only through its pair (the
+    model's contract; jokers apart), so they are computed per pair, then spread to the dice.
+    `rows[b, d]` is the pair row of dice d in box b; boxes out of play point to a last row
+    that is never legal."""
+
+    def __init__(self, model: Yahtzee) -> None:
+        _, points = model.scoring(model.absent, np.arange(NUM_DICE_SETS))
+        rows = np.full((NUM_BOXES, NUM_DICE_SETS), -1, dtype=np.int64)
+        pair_points, pair_yahtzee, pair_box = [], [], []
+        for box in model.boxes:
+            distinct, inverse = np.unique(points[:, box] * 2 + IS_YAHTZEE, return_inverse=True)
+            rows[box] = len(pair_points) + inverse.ravel()
+            pair_points += (distinct // 2).tolist()
+            pair_yahtzee += (distinct % 2 == 1).tolist()
+            pair_box += [box] * len(distinct)
+        rows[rows < 0] = len(pair_points)
+        self.rows = rows
+        self.points = np.array(pair_points, dtype=np.int64)
+        self.yahtzee = np.array(pair_yahtzee, dtype=bool)
+        self.box = np.array(pair_box, dtype=np.int64)
+
+
+@dataclass
+class _Turns:
+    """The optimum inside a batch of B turns (arrays (rows, B), dice in `DICE` order, keeps
+    in `KEEPS` order): `box_worth` (13, 252, B) reward + V* of scoring (-inf where illegal),
+    `rewards` (pairs + 1, B) the reward per `_BoxRows` pair, `joker_rewards` (B, 6, 13) the
+    jokers' (0 elsewhere), `legal_bits` (252, B), `dice_values[r]` V* with r rolls left,
+    `keep_values[r]` a keep's value with r rolls left after the roll, `rerolls[r]` whether
+    the optimum rerolls (to `best_keeps[r]`) rather than scoring (in `best_box`)."""
+
+    filled: np.ndarray
+    box_worth: np.ndarray
+    rewards: np.ndarray
+    joker: np.ndarray
+    joker_rewards: np.ndarray
+    legal_bits: np.ndarray
+    dice_values: list = field(default_factory=list)
+    keep_values: list = field(default_factory=list)
+    rerolls: list = field(default_factory=list)
+    best_keeps: list = field(default_factory=list)
+    best_box: np.ndarray | None = None
+    joker_rows: np.ndarray | None = None  # (252 * B,) dice-major: the jokers
+
+
+def _box_tables(model: Yahtzee, rows: _BoxRows, values, filled, upper, flag) -> _Turns:
+    """Rewards and optimal worth of every scoring in a batch of turn-start states."""
+    box = rows.box[:, None]
+    reward, next_upper, next_flag = model.score_result(
+        upper[None, :], flag[None, :], box, rows.points[:, None], rows.yahtzee[:, None]
+    )
+    worth = reward + values[state_index(filled[None, :] | 1 << box, next_upper, next_flag)]
+    worth = np.where(filled[None, :] >> box & 1 == 1, -np.inf, worth)
+    never = np.full((1, len(filled)), -np.inf)
+    box_worth = np.concatenate((worth, never)).take(rows.rows, axis=0)
+    rewards = np.concatenate((reward, np.zeros_like(never)))
+    joker = model.is_joker(filled, YAHTZEE_DICE[0])
+    joker_rewards = np.zeros((len(filled), 6, NUM_BOXES))
+    bits = np.broadcast_to((FULL_CARD & ~filled)[:, None], (len(filled), NUM_DICE_SETS)).copy()
+    where = np.flatnonzero(joker)
+    if len(where):  # a Yahtzee with the Yahtzee box filled: the joker rules, in general
+        legal, points = model.scoring(filled[where, None], YAHTZEE_DICE[None, :])
+        boxes = np.arange(NUM_BOXES)
+        reward_j, upper_j, flag_j = model.score_result(
+            upper[where, None, None], flag[where, None, None], boxes, points, True
+        )
+        after = state_index(filled[where, None, None] | 1 << boxes, upper_j, flag_j)
+        worth_j = np.where(legal, reward_j + values[after], -np.inf)
+        box_worth[:, YAHTZEE_DICE[:, None], where[None, :]] = worth_j.transpose(2, 1, 0)
+        joker_rewards[where] = reward_j
+        bits[where[:, None], YAHTZEE_DICE[None, :]] = (legal << boxes).sum(axis=-1)
+    turns = _Turns(filled, box_worth, rewards, joker, joker_rewards, bits.T.copy())
+    turns.joker_rows = (IS_YAHTZEE[:, None] & joker[None, :]).ravel()
+    return turns
+
+
+def _best_reroll_and_keep(levels: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per dice multiset (solver's internal rows), the best keep strictly inside it: its value
+    and its internal keep row (the solver's `best_reroll`, tracking where the best is)."""
+    start = KEEP_LEVEL_START
+    best = levels[0]
+    where = np.zeros(best.shape, dtype=np.int64)
+    for n in range(1, NUM_DICE + 1):
+        slots = _REMOVE[n]
+        inner, inner_at = best.take(slots[0], axis=0), where.take(slots[0], axis=0)
+        for column in slots[1:]:
+            k = len(column)
+            other, other_at = best.take(column, axis=0), where.take(column, axis=0)
+            better = other > inner[:k]
+            inner[:k] = np.where(better, other, inner[:k])
+            inner_at[:k] = np.where(better, other_at, inner_at[:k])
+        if n == NUM_DICE:
+            return inner, inner_at
+        own = levels[n] >= inner  # the keep itself on ties: the fewest dice rerolled
+        rows = np.arange(start[n], start[n + 1])[:, None]
+        best = np.where(own, levels[n], inner)
+        where = np.where(own, rows, inner_at)
+    raise AssertionError("unreachable")
+
+
+def _solve_inside(turns: _Turns) -> None:
+    """The optimal values and choices inside the turns, from their scoring worth."""
+    scores = turns.box_worth.max(axis=0)
+    turns.best_box = turns.box_worth.argmax(axis=0)
+    internal = np.empty_like(scores)
+    internal[DICE_ROWS] = scores
+    dice = [internal]
+    turns.rerolls, turns.best_keeps = [None], [None]
+    for _ in range(2):
+        levels = roll_levels(dice[-1])
+        turns.keep_values.append(np.concatenate(levels)[_POSITION])
+        best, at = _best_reroll_and_keep(levels)
+        rerolls = best > internal
+        dice.append(np.where(rerolls, best, internal))
+        turns.rerolls.append(rerolls[DICE_ROWS])
+        turns.best_keeps.append(_ORDER[at[DICE_ROWS]])
+    turns.dice_values = [values[DICE_ROWS] for values in dice]
+
+
+def _observations(filled, upper, flag) -> np.ndarray:
+    """Every decision of a batch of turns as env observations, (B * 3 * 252, 22), ordered by
+    state, then rolls left 0..2, then dice: the dice part plus the score card's part."""
+    card = np.zeros((len(filled), len(OBSERVATION_NVEC)), dtype=np.int64)
+    card[:, 7:20] = _FLAGS[filled]
+    card[:, 20], card[:, 21] = upper, flag
+    obs = np.add(card[:, None, :], _DICE_PARTS[None, :, :])
+    return obs.reshape(-1, len(OBSERVATION_NVEC))
+
+
+_DICE_PARTS = np.zeros((3 * NUM_DICE_SETS, len(OBSERVATION_NVEC)), dtype=np.int64)
+_DICE_PARTS[:, :6] = np.tile(DICE, (3, 1))
+_DICE_PARTS[:, 6] = np.repeat(np.arange(3), NUM_DICE_SETS)
+
+
+def _masks(legal_bits: np.ndarray) -> np.ndarray:
+    """The env's action masks of `_observations`' rows."""
+    masks = np.empty((len(legal_bits), 3, NUM_DICE_SETS, NUM_ACTIONS), dtype=bool)
+    masks[:, 0, :, :32] = False
+    masks[:, 1:, :, :32] = REROLL_LEGAL
+    masks[..., 32:] = _FLAGS[legal_bits][:, None] == 1
+    return masks.reshape(-1, NUM_ACTIONS)
+
+
+# -- the sweep ---------------------------------------------------------------------------------
+
+
+def next_slots(model: Yahtzee, filled, upper, flag) -> np.ndarray:
+    """(n, 44): the `state_index` each scoring slot leads to from n turn-start states."""
+    _, next_upper, next_flag = model.score_result(
+        upper[:, None], flag[:, None], SLOT_BOX[None, :], SLOT_POINTS[None, :], False
+    )
+    return state_index(filled[:, None] | 1 << SLOT_BOX, next_upper, next_flag)
+
+
+class _Sweep:
+    """The forward sweep of one evaluation: occupancies of the policy (`reach`) and of the
+    optimum (`optimal_reach`) over the turn-start states, the aggregates, and per swept state
+    the policy's turn (expected reward and slot probabilities) for the backward induction."""
+
+    def __init__(self, solution: YahtzeeSolution, asker: _Asker) -> None:
+        self.solution, self.model, self.asker = solution, solution.model, asker
+        self.rows = _BoxRows(self.model)
+        turns = self.model.num_turns
+        self.reach = np.zeros(NUM_STATE_SLOTS)
+        self.optimal_reach = np.zeros(NUM_STATE_SLOTS)
+        start = state_index(*self.model.start)
+        self.reach[start] = self.optimal_reach[start] = 1.0
+        self.losses_by_turn = np.zeros((turns, 3))
+        self.losses_by_choice = np.zeros(len(CHOICES) ** 2)
+        self.fills = np.zeros((turns, NUM_BOXES))
+        self.optimal_fills = np.zeros((turns, NUM_BOXES))
+        self.agreeing = self.optimal_decisions = 0.0
+        self.policy_seconds, self.asked = 0.0, 0
+        self.stored: list[tuple[np.ndarray, ...]] = []
+
+    def ask(self, turns: _Turns, upper, flag) -> np.ndarray:
+        """The policy's answers for every decision of the batch: (B, 3, 252) actions or
+        (B, 3, 252, 45) probabilities (rolls left 0..2)."""
+        start = time.perf_counter()
+        obs = _observations(turns.filled, upper, flag)
+        masks = _masks(turns.legal_bits.T) if self.asker.needs_masks else None
+        answer = checked_answer(self.asker.ask(obs, masks), obs)
+        self.policy_seconds += time.perf_counter() - start
+        self.asked += len(obs)
+        return answer.reshape((len(upper), 3, NUM_DICE_SETS) + answer.shape[1:])
+
+    def chunk(self, turn: int, filled, upper, flag) -> None:
+        """Sweep one batch of turn-start states of one layer (turn index `turn`). Inside, the
+        decisions are laid out dice-major: row ``d * B + s`` is dice d in state s."""
+        turns = _box_tables(self.model, self.rows, self.solution.state_values, filled, upper, flag)
+        _solve_inside(turns)
+        answer = self.ask(turns, upper, flag)
+        slots = state_index(filled, upper, flag)
+        reach, optimal_reach = self.reach[slots], self.optimal_reach[slots]
+        batch = len(filled)
+        grid = _Grid.of(batch)
+        occupancy = np.repeat(ROLL_PROBABILITIES, batch)
+        optimal = occupancy
+        rewards = np.zeros(batch)
+        slot_mass = np.zeros(batch * NUM_SLOTS)
+        optimal_slot_mass = np.zeros(batch * NUM_SLOTS)
+        for rolls_left in (2, 1, 0):
+            level = answer[:, rolls_left].swapaxes(0, 1)  # dice-major
+            level = level.reshape(batch * NUM_DICE_SETS, *answer.shape[3:])
+            args = (turns, grid, rolls_left, reach, optimal_reach)
+            occupancy = self._policy_level(
+                *args, level, occupancy, optimal, turn, rewards, slot_mass
+            )
+            optimal = self._optimal_level(*args, optimal, optimal_slot_mass)
+        slot_mass = slot_mass.reshape(batch, NUM_SLOTS)
+        optimal_slot_mass = optimal_slot_mass.reshape(batch, NUM_SLOTS)
+        after = next_slots(self.model, filled, upper, flag).ravel()
+        np.add.at(self.reach, after, (reach[:, None] * slot_mass).ravel())
+        np.add.at(self.optimal_reach, after, (optimal_reach[:, None] * optimal_slot_mass).ravel())
+        np.add.at(self.fills[turn], SLOT_BOX, reach @ slot_mass)
+        np.add.at(self.optimal_fills[turn], SLOT_BOX, optimal_reach @ optimal_slot_mass)
+        self.stored.append((filled, upper, flag, rewards, slot_mass))
+
+    def _policy_level(
+        self, turns, grid, rolls_left, reach, optimal_reach, answer, occupancy, optimal, turn,
+        rewards, slot_mass,
+    ) -> np.ndarray | None:  # fmt: skip
+        """The policy's decisions with `rolls_left`: their losses, agreement, rewards and
+        slots; returns the occupancy of the dice after its rerolls (None with no roll left)."""
+        batch = len(reach)
+        if answer.ndim == 1:  # actions: one entry per decision
+            rows, actions, weight = None, answer, 1.0
+            dice, states, index = grid.dice, grid.states, grid.index
+        else:  # probabilities: an entry per action with some
+            rows, actions = np.nonzero(answer)
+            weight = answer[rows, actions]
+            dice, states = np.divmod(rows, batch)
+            index = rows
+
+        def pick(values: np.ndarray) -> np.ndarray:
+            return values.ravel() if rows is None else values.ravel().take(rows)
+
+        played = Yahtzee.played_actions(dice, rolls_left, pick(turns.legal_bits), actions)
+        mass = pick(occupancy) * weight
+        reroll = played < 32
+        box = np.maximum(played - 32, 0)
+        worth = turns.box_worth.take(box * (NUM_DICE_SETS * batch) + index)
+        box_dice = box * NUM_DICE_SETS + dice
+        following = None
+        if rolls_left:
+            keep = REROLL_KEEP.take(dice * 32 + (played & 31))
+            kept = turns.keep_values[rolls_left - 1].take(keep * batch + states)
+            worth = np.where(reroll, kept, worth)
+            following = _rolled(keep[reroll], states[reroll], mass[reroll], batch)
+        scored = mass if not rolls_left else np.where(reroll, 0.0, mass)
+        reward = turns.rewards.take(self.rows.rows.take(box_dice) * batch + states)
+        joker = np.flatnonzero(turns.joker_rows if rows is None else turns.joker_rows.take(rows))
+        if len(joker):
+            where = (states[joker], YAHTZEE_FACE[dice[joker]], box[joker])
+            reward[joker] = turns.joker_rewards[where]
+        rewards += np.bincount(states, scored * reward, minlength=batch)
+        slot = SLOT_OF.take(box_dice)
+        slot_mass += np.bincount(states * NUM_SLOTS + slot, scored, minlength=batch * NUM_SLOTS)
+        value = pick(turns.dice_values[rolls_left])
+        lost = reach.take(states) * mass * (value - worth)
+        self.losses_by_turn[turn, 2 - rolls_left] += lost.sum()
+        best = 1 + pick(turns.best_box)
+        if rolls_left:
+            best = np.where(pick(turns.rerolls[rolls_left]), 0, best)
+        kind = np.where(reroll, 0, box + 1) * len(CHOICES) + best
+        self.losses_by_choice += np.bincount(kind, lost, minlength=len(CHOICES) ** 2)
+        good = worth >= value - TIE_TOLERANCE * np.maximum(1.0, np.abs(value))
+        self.agreeing += float((optimal_reach.take(states) * pick(optimal) * weight) @ good)
+        return following
+
+    def _optimal_level(self, turns, grid, rolls_left, reach, optimal_reach, optimal, slot_mass):
+        """The optimal policy's decisions with `rolls_left` (`reach` unused): the decisions
+        it makes, its slots; returns the occupancy of the dice after its rerolls (None with
+        no roll left)."""
+        batch = len(optimal_reach)
+        self.optimal_decisions += float(
+            optimal.reshape(NUM_DICE_SETS, batch).sum(0) @ optimal_reach
+        )
+        scoring = optimal
+        following = None
+        if rolls_left:
+            rerolls = turns.rerolls[rolls_left].ravel()
+            keep = turns.best_keeps[rolls_left].ravel()
+            following = _rolled(keep[rerolls], grid.states[rerolls], optimal[rerolls], batch)
+            scoring = np.where(rerolls, 0.0, optimal)
+        slot = SLOT_OF.take(turns.best_box.ravel() * NUM_DICE_SETS + grid.dice)
+        slot_mass += np.bincount(
+            grid.states * NUM_SLOTS + slot, scoring, minlength=batch * NUM_SLOTS
+        )
+        return following
+
+    def forward(self, chunk: int) -> None:
+        """Sweep the turn-start states either policy reaches, layer by layer."""
+        filled, upper, flag = self.model.turn_start_states()
+        layer = _popcount(filled) - _popcount(self.model.absent)
+        bounds = np.searchsorted(layer, np.arange(self.model.num_turns + 1))
+        for turn in range(self.model.num_turns):
+            lo, hi = bounds[turn], bounds[turn + 1]
+            slots = state_index(filled[lo:hi], upper[lo:hi], flag[lo:hi])
+            live = (self.reach[slots] > 0) | (self.optimal_reach[slots] > 0)
+            live = lo + np.flatnonzero(live)
+            for first in range(0, len(live), chunk):
+                rows = live[first : first + chunk]
+                self.chunk(turn, filled[rows], upper[rows], flag[rows])
+
+    def backward(self) -> np.ndarray:
+        """The policy's value of every swept turn-start state (dense, `state_index`; 0
+        elsewhere), by backward induction over the turns it plays."""
+        values = np.zeros(NUM_STATE_SLOTS)
+        for filled, upper, flag, rewards, slot_mass in reversed(self.stored):
+            after = next_slots(self.model, filled, upper, flag)
+            values[state_index(filled, upper, flag)] = rewards + (slot_mass * values[after]).sum(1)
+        return values
+
+
+def _rolled(keeps: np.ndarray, states: np.ndarray, mass: np.ndarray, batch: int) -> np.ndarray:
+    """(252 * B,) dice-major: the occupancy of the dice after rolling what `keeps` leave out,
+    from the `mass` on each (keep, state) pair."""
+    on_keeps = np.bincount(keeps * batch + states, mass, minlength=NUM_KEEPS * batch)
+    return np.asarray(_KEEP_ROLLS @ on_keeps.reshape(NUM_KEEPS, batch)).ravel()
+
+
+@dataclass
+class _Grid:
+    """The dice and state of each decision row ``d * B + s`` of a batch of B states."""
+
+    dice: np.ndarray
+    states: np.ndarray
+    index: np.ndarray
+
+    @classmethod
+    def of(cls, batch: int) -> _Grid:
+        if batch not in _GRIDS:
+            dice = np.repeat(np.arange(NUM_DICE_SETS), batch)
+            states = np.tile(np.arange(batch), NUM_DICE_SETS)
+            _GRIDS[batch] = cls(dice, states, np.arange(batch * NUM_DICE_SETS))
+        return _GRIDS[batch]
+
+
+_GRIDS: dict[int, _Grid] = {}
+
+
+# -- the entry point -----------------------------------------------------------------------------
+
+
+def optimal_solution(joker: str = "forced", boxes: Sequence[str] | None = None) -> YahtzeeSolution:
+    """`solve_yahtzee(joker, boxes)`, kept for the next call (the four latest arguments)."""
+    model = Yahtzee(joker=joker, boxes=boxes)
+    key = repr(model)
+    if key not in _SOLUTIONS:
+        _SOLUTIONS[key] = solve_yahtzee(joker=joker, boxes=boxes)
+        if len(_SOLUTIONS) > 4:
+            _SOLUTIONS.popitem(last=False)
+    _SOLUTIONS.move_to_end(key)
+    return _SOLUTIONS[key]
+
+
+def evaluate_yahtzee(
+    policy: Any,
+    joker: str | None = None,
+    boxes: Sequence[str] | None = None,
+    *,
+    obs_transform: Callable | None = None,
+    deterministic: bool = True,
+    solution: YahtzeeSolution | None = None,
+    chunk: int = CHUNK,
+) -> YahtzeeEvaluation:
+    """The exact expected final score of `policy` on Yahtzee, its gap and where it loses.
+
+    Args:
+        policy: a named policy of the game, a `YahtzeeSolution` (its optimal policy), an SB3
+            model (asked with `predict(obs, deterministic=True)`, with `action_masks=` where
+            its `predict` takes them, as MaskablePPO's does; with `deterministic=False`, its
+            action probabilities), or a batched callable (`dice_envs.policies.batched`, a
+            `Rule`): int64 observations (n, 22) -> (n,) actions or (n, 45) probabilities.
+            Actions the mask forbids play as the env plays them.
+        joker, boxes: the game (`dice_envs/Yahtzee-v0`'s arguments); joker defaults to
+            `solution`'s, else "forced".
+        obs_transform: maps a batch of raw observations to what the policy was trained on.
+        deterministic: False to score an SB3 model by its action probabilities.
+        solution: the game's optimum if already solved (else solved once and kept).
+        chunk: turn-start states per batch: the policy is asked 756 * chunk observations at
+            once.
+
+    Raises:
+        ValueError: a policy in a form that cannot be asked in batches, answers outside the
+            action space, arguments that disagree with `solution`.
+    """
+    solution = _checked_solution(joker, boxes, solution)
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        raise ValueError(f"chunk must be an integer >= 1, got {chunk!r}")
+    asker = policy_asker(policy, solution.model, obs_transform, deterministic)
+    start = time.perf_counter()
+    sweep = _Sweep(solution, asker)
+    sweep.forward(chunk)
+    value = float(sweep.backward()[state_index(*solution.model.start)])
+    gap = solution.value - value
+    return YahtzeeEvaluation(
+        value=value,
+        optimal_value=solution.value,
+        gap=gap,
+        relative_gap=gap / abs(solution.value) if solution.value else gap,
+        agreement=sweep.agreeing / sweep.optimal_decisions,
+        seconds=time.perf_counter() - start,
+        policy_seconds=sweep.policy_seconds,
+        decisions_asked=sweep.asked,
+        losses_by_turn=sweep.losses_by_turn,
+        losses_by_choice=sweep.losses_by_choice.reshape(len(CHOICES), len(CHOICES)),
+        fills=sweep.fills,
+        optimal_fills=sweep.optimal_fills,
+        turn_start_states=sum(len(part[0]) for part in sweep.stored),
+    )
+
+
+def _checked_solution(joker, boxes, solution) -> YahtzeeSolution:
+    if solution is None:
+        return optimal_solution("forced" if joker is None else joker, boxes)
+    if not isinstance(solution, YahtzeeSolution):
+        raise ValueError(f"solution must be a YahtzeeSolution, got {type(solution).__name__}")
+    model = solution.model
+    wanted = Yahtzee(joker=model.joker if joker is None else joker, boxes=boxes)
+    if boxes is not None and wanted.boxes != model.boxes or wanted.joker != model.joker:
+        raise ValueError(
+            f"joker={joker!r}, boxes={boxes!r} disagree with the solution's game {model!r}"
+        )
+    return solution

@@ -1,0 +1,223 @@
+"""Exact evaluation of batched policies on Yahtzee: against a plain recursion over the game with
+the policy (written here, independently), on reduced games; the optimal policy scores the
+optimum; the losses sum to the gap; bad input is refused."""
+
+from collections import Counter
+from itertools import product
+
+import numpy as np
+import pytest
+
+import baselines
+from baselines.yahtzee import solve_yahtzee
+from baselines.yahtzee_evaluation import CHOICES, evaluate_yahtzee, optimal_solution
+from dice_envs.envs.yahtzee import observation_of
+from dice_envs.games.yahtzee import TurnState, Yahtzee, dice_index
+from dice_envs.policies import batched
+
+ENV_ID = "dice_envs/Yahtzee-v0"
+
+
+def rolls(n: int) -> list[tuple[tuple[int, ...], float]]:
+    counts = Counter(tuple(sorted(seq)) for seq in product(range(1, 7), repeat=n))
+    return [(faces, count / 6**n) for faces, count in counts.items()]
+
+
+ROLLS = {n: rolls(n) for n in range(6)}
+
+
+class PlainEvaluation:
+    """The policy's expected final score by memoised recursion over (state, dice, rolls left),
+    asking the policy one observation at a time and playing its action as the env does."""
+
+    def __init__(self, model: Yahtzee, policy) -> None:
+        self.model, self.policy = model, policy
+        self.values: dict = {}
+        self.dice_values: dict = {}
+
+    def value(self, state: TurnState) -> float:
+        if self.model.is_over(state):
+            return 0.0
+        if state not in self.values:
+            self.values[state] = sum(p * self.dice_value(state, d, 2) for d, p in ROLLS[5])
+        return self.values[state]
+
+    def action_value(self, state, faces, rolls_left, action) -> float:
+        dice = dice_index(faces)
+        legal = sum(1 << b for b in self.model.legal_boxes(state, dice))
+        played = Yahtzee.played_action(dice, rolls_left, legal, action)
+        if played < 32:
+            kept = tuple(f for i, f in enumerate(faces) if not played >> i & 1)
+            return sum(
+                p * self.dice_value(state, tuple(sorted(kept + new)), rolls_left - 1)
+                for new, p in ROLLS[5 - len(kept)]
+            )
+        reward, after = self.model.score(state, dice, played - 32)
+        return reward + self.value(after)
+
+    def dice_value(self, state, faces, rolls_left) -> float:
+        key = (state, faces, rolls_left)
+        if key not in self.dice_values:
+            obs = observation_of((*state, dice_index(faces), rolls_left))
+            answer = np.asarray(self.policy.batch(obs[None, :]))[0]
+            probs = np.eye(45)[answer] if answer.ndim == 0 else answer
+            self.dice_values[key] = sum(
+                p * self.action_value(state, faces, rolls_left, a)
+                for a, p in enumerate(probs)
+                if p > 0
+            )
+        return self.dice_values[key]
+
+
+def _hashed(obs: np.ndarray) -> np.ndarray:
+    """A pseudo-random but fixed number per observation."""
+    weights = np.arange(1, obs.shape[1] + 1) * 2654435761
+    return (obs @ weights) % 1_000_003
+
+
+def any_action(obs):
+    """Any in-space action, masked or not (forbidden ones play as the env plays them)."""
+    return _hashed(obs) % 45
+
+
+def keep_high_then_chance(obs):
+    """Reroll the dice below 4 while rolls are left, else score in the last open box."""
+    faces = np.repeat(np.tile(np.arange(1, 7), (len(obs), 1)).ravel(), obs[:, :6].ravel())
+    faces = faces.reshape(len(obs), 5)  # ascending, as the env numbers the dice
+    low = ((faces < 4) << np.arange(5)).sum(axis=1)
+    last_open = 12 - np.argmin(obs[:, 19:6:-1], axis=1)
+    return np.where((obs[:, 6] > 0) & (low > 0), low, 32 + last_open)
+
+
+def mixed(obs):
+    """A stochastic policy over all 45 actions (forbidden ones included)."""
+    rng = (_hashed(obs)[:, None] * np.arange(1, 46)) % 97 + 1.0
+    rng[:, 32:] *= 3.0
+    return rng / rng.sum(axis=1, keepdims=True)
+
+
+POLICIES = {
+    "any_action": batched(any_action),
+    "keep_high": batched(keep_high_then_chance),
+    "mixed": batched(mixed),
+}
+GAMES = [
+    (["chance"], "forced"),
+    (["fours", "yahtzee"], "forced"),  # jokers into the upper box, the Yahtzee bonus
+    (["sixes", "full_house", "yahtzee"], "verhoeff"),  # jokers in full, the upper bonus
+    (["twos", "small_straight", "yahtzee"], "free"),
+]
+
+
+CASES = [
+    *[(["chance"], "forced", name) for name in POLICIES],
+    (["fours", "yahtzee"], "forced", "any_action"),
+    (["fours", "yahtzee"], "forced", "keep_high"),
+    pytest.param(["fours", "yahtzee"], "forced", "mixed", marks=pytest.mark.slow),  # 3 min
+    (["sixes", "full_house", "yahtzee"], "verhoeff", "any_action"),
+    pytest.param(["sixes", "full_house", "yahtzee"], "verhoeff", "mixed", marks=pytest.mark.slow),
+    pytest.param(
+        ["twos", "small_straight", "yahtzee"], "free", "keep_high", marks=pytest.mark.slow
+    ),
+]
+
+
+@pytest.mark.parametrize("boxes, joker, name", CASES, ids=str)
+def test_evaluation_equals_plain_recursion_on_reduced_games(boxes, joker, name):
+    solution = optimal_solution(joker, boxes)
+    evaluation = evaluate_yahtzee(POLICIES[name], solution=solution, chunk=7)
+    plain = PlainEvaluation(solution.model, POLICIES[name]).value(solution.model.start)
+    assert evaluation.value == pytest.approx(plain, abs=1e-9)
+    assert evaluation.gap == pytest.approx(solution.value - plain, abs=1e-9)
+    # The losses, by turn and by choice, sum to the gap (the performance difference lemma).
+    assert evaluation.losses_by_turn.sum() == pytest.approx(evaluation.gap, abs=1e-9)
+    assert evaluation.losses_by_choice.sum() == pytest.approx(evaluation.gap, abs=1e-9)
+    assert (evaluation.losses_by_turn >= -1e-12).all()
+    assert evaluation.losses_by_turn.shape == (len(boxes), 3)
+    np.testing.assert_allclose(evaluation.fills.sum(axis=1), 1.0, atol=1e-12)
+    assert 0.0 <= evaluation.agreement < 1.0
+
+
+@pytest.mark.parametrize("boxes, joker", GAMES, ids=str)
+def test_optimal_policy_scores_the_optimum_on_reduced_games(boxes, joker):
+    solution = optimal_solution(joker, boxes)
+    evaluation = evaluate_yahtzee(solution.policy(), solution=solution)
+    assert evaluation.value == pytest.approx(solution.value, abs=1e-9)
+    assert evaluation.agreement == pytest.approx(1.0, abs=1e-12)
+    assert np.abs(evaluation.losses_by_choice).sum() < 1e-9
+    np.testing.assert_allclose(evaluation.fills, evaluation.optimal_fills, atol=1e-12)
+
+
+def test_hand_computed_sixes():
+    """Sixes alone, keeping the sixes: each die ends a six with 1 - (5/6)^3, so 30 * 91/216.
+    Rerolling nothing (all five are sixes) is forbidden and scores in the first legal box."""
+
+    def keep_sixes(obs):
+        return (1 << (5 - obs[:, 5])) - 1
+
+    evaluation = baselines.evaluate(batched(keep_sixes), ENV_ID, boxes=["sixes"])
+    assert evaluation.value == pytest.approx(30 * 91 / 216, abs=1e-12)
+    # Keeping the sixes is optimal here: nothing lost, every decision agrees.
+    assert evaluation.gap == pytest.approx(0.0, abs=1e-12)
+    assert evaluation.agreement == pytest.approx(1.0)
+
+
+def test_scoring_at_once_in_chance_and_where_it_loses():
+    """Chance alone, scoring the first roll: 17.5; the optimum rerolls the low dice (70/3).
+    The whole gap is lost at the first decision, playing Chance where the optimum rerolls."""
+    evaluation = baselines.evaluate(batched(lambda obs: np.full(len(obs), 44)), ENV_ID,
+                                    boxes=["chance"])  # fmt: skip
+    assert evaluation.value == pytest.approx(17.5, abs=1e-12)
+    assert evaluation.gap == pytest.approx(70 / 3 - 17.5, abs=1e-12)
+    assert evaluation.losses_by_turn[0, 0] == pytest.approx(evaluation.gap, abs=1e-12)
+    lost = evaluation.where_lost(1)[0]
+    assert lost[:2] == ("chance", "reroll")
+    assert evaluation.losses_by_choice[CHOICES.index("chance"), 0] == pytest.approx(lost[2])
+    assert lost[2] == pytest.approx(evaluation.gap, abs=1e-12)
+    assert evaluation.decisions_asked == 3 * 252
+
+
+def test_batched_action_values_equal_one_at_a_time():
+    solution = optimal_solution("verhoeff", ["sixes", "full_house", "yahtzee"])
+    model = solution.model
+    filled, upper, flag = model.turn_start_states()
+    rng = np.random.default_rng(1)
+    rows = rng.integers(0, len(filled), 200)
+    dice, left = rng.integers(0, 252, 200), rng.integers(0, 3, 200)
+    states = [(int(filled[i]), int(upper[i]), bool(flag[i])) for i in rows]
+    obs = np.array([observation_of((*s, d, r)) for s, d, r in zip(states, dice, left, strict=True)])
+    want = np.array(
+        [solution.action_values(s, d, r) for s, d, r in zip(states, dice, left, strict=True)]
+    )
+    np.testing.assert_allclose(solution.action_values_batch(obs), want, atol=1e-12)
+    best = np.nanargmax(want, axis=1)
+    np.testing.assert_array_equal(solution.policy().batch(obs), best)
+
+
+def test_bad_input_is_refused():
+    solution = optimal_solution("forced", ["chance"])
+    with pytest.raises(ValueError, match="in batches"):
+        evaluate_yahtzee(lambda obs: 44, solution=solution)
+    with pytest.raises(ValueError, match="actions are 0..44"):
+        evaluate_yahtzee(batched(lambda obs: np.full(len(obs), 45)), solution=solution)
+    with pytest.raises(ValueError, match="sum to 1"):
+        evaluate_yahtzee(batched(lambda obs: np.full((len(obs), 45), 0.5)), solution=solution)
+    with pytest.raises(ValueError, match="chunk"):
+        evaluate_yahtzee(solution, solution=solution, chunk=0)
+    with pytest.raises(ValueError, match="disagree"):
+        evaluate_yahtzee(solution, "free", solution=solution)
+    with pytest.raises(ValueError, match="deterministic=False"):
+        evaluate_yahtzee(solution, solution=solution, deterministic=False)
+    with pytest.raises(ValueError, match="no named policies|must be one of"):
+        baselines.evaluate("no-such-policy", ENV_ID, boxes=["chance"])
+    with pytest.raises(ValueError, match="not one of"):
+        solution.action_values_batch(np.zeros((1, 22), dtype=np.int64))
+
+
+@pytest.mark.slow
+def test_optimal_policy_scores_the_optimum_on_the_full_game():
+    """The full game once: the batched optimal policy, asked for every decision state."""
+    solution = solve_yahtzee(joker="verhoeff")
+    evaluation = evaluate_yahtzee(solution.policy(), solution=solution)
+    assert evaluation.value == pytest.approx(solution.value, abs=1e-9)
+    assert evaluation.agreement == pytest.approx(1.0, abs=1e-12)
