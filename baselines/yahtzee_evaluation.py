@@ -666,8 +666,9 @@ def evaluate_yahtzee(
             action probabilities), or a batched callable (`dice_envs.policies.batched`, a
             `Rule`): int64 observations (n, 22) -> (n,) actions or (n, 45) probabilities.
             Actions the mask forbids play as the env plays them.
-        joker, boxes: the game (`dice_envs/Yahtzee-v0`'s arguments); joker defaults to
-            `solution`'s, else "forced".
+        joker: the joker rule (`dice_envs/Yahtzee-v0`'s argument); defaults to `solution`'s,
+            else "forced".
+        boxes: the boxes in play (`dice_envs/Yahtzee-v0`'s argument).
         obs_transform: maps a batch of raw observations to what the policy was trained on.
         deterministic: False to score an SB3 model by its action probabilities.
         solution: the game's optimum if already solved (else solved once and kept).
