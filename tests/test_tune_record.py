@@ -141,14 +141,29 @@ def record(winner_gap: float | None, baseline_gap: float | None) -> dict:
 
 def test_the_verdict_says_plainly_whether_tuning_helped():
     assert tuning.verdict(record(0.02, 0.05)) == (
-        "Tuning helped by 3 percentage points: the committed setting's relative gap was 5 % "
-        "and the best trial's 2 %."
+        "Tuning helped by 3 percentage points: the setting searched from had relative gap 5 % "
+        "and the best trial 2 %."
     )
-    assert tuning.verdict(record(0.05, 0.05)).startswith("Tuning did not help: the committed")
+    assert tuning.verdict(record(0.05, 0.05)).startswith("Tuning did not help: the setting")
     assert tuning.verdict(record(0.0, 1e-15)).startswith("Tuning did not help")  # round-off
     assert tuning.verdict(record(0.06, 0.05)).startswith("Tuning did not help")
     assert "not measured" in tuning.verdict(record(0.02, None))
     assert tuning.verdict(record(None, 0.05)).startswith("No trial ran the whole budget")
+
+
+def test_the_adoption_line_says_what_the_config_holds_now(tmp_path, monkeypatch):
+    monkeypatch.setattr(tuning, "ROOT", tmp_path)
+    search = record(0.02, 0.05)
+    search["winner"]["params"] = {"x": 1.23456}
+    config = tmp_path / search["config"]["path"]
+    assert "no longer in the repository" in tuning.adoption(search)
+    config.parent.mkdir(parents=True)
+    config.write_text("hyperparams: {x: 2.5}\n")
+    assert tuning.adoption(search) == "The config keeps the setting the search started from."
+    config.write_text("hyperparams: {x: 1.235}\n")
+    assert tuning.adoption(search).startswith("The config now holds the winner's setting")
+    config.write_text("hyperparams: {x: 1.3}\n")
+    assert tuning.adoption(search) == "The config has changed since this search: `x` = 1.3."
 
 
 def test_the_page_lists_every_trial_best_first_and_the_search_settings(tmp_path):

@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from training.tune import percent, ranked, settle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,10 +32,12 @@ gap at every evaluation point (a self-play config: its exact exploitability), so
 has no sampling noise. The searches use a seed that no config's own runs use (1000 unless
 stated), so a setting is never chosen on the runs that then report it. The winner is the best
 trial that ran the whole budget (ties: the lower mean score over the evaluation points, then
-the parameters' order); the committed setting is scored at the same budget and seed
-(`--baseline`) to say whether tuning helped. Both scores are one seed's run: a difference
-smaller than the spread between seeds (the training report gives it per config) is not
-evidence that one setting is better.
+the parameters' order); the config's setting at the time of the search is scored at the same
+budget and seed (`--baseline`) to say whether tuning helped. Both scores are one seed's run: a
+difference smaller than the spread between seeds (the training report gives it per config) is
+not evidence that one setting is better. Where the winner scored lower, its setting went into
+the config (its floats rounded to three decimals); the last line of each section says what the
+config holds now.
 
 Record a search and rewrite this page (from the repository's root):
 
@@ -93,7 +97,7 @@ def search_section(name: str, record: dict[str, Any]) -> str:
         f"{record['package']['version']} (code `{record['package']['code']}`), Ray "
         f"{record['libraries']['ray']}; {record['wall_seconds']:.0f} s of wall time.",
         "",
-        "| hyperparameter | sampled from | committed value |",
+        "| hyperparameter | sampled from | value at the search |",
         "|---|---|---|",
     ]
     for key, spec in record["space"].items():
@@ -110,12 +114,8 @@ def _kwargs(kwargs: dict[str, Any]) -> str:
 
 def _committed(hyperparams: dict[str, Any], dotted: str) -> str:
     """The base config's value at a dotted key; SB3's default where the config leaves it."""
-    node: Any = hyperparams
-    for key in dotted.split("."):
-        if not isinstance(node, dict) or key not in node:
-            return "not set (the library's default)"
-        node = node[key]
-    return _cell(node)
+    value = _value(hyperparams, dotted)
+    return "not set (the library's default)" if value is None else _cell(value)
 
 
 def sorted_trials(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -175,11 +175,45 @@ def outcome(record: dict[str, Any]) -> list[str]:
     ]
     if baseline is not None:
         lines.append(
-            f"- Committed setting ({BASELINE_SOURCES[baseline['source']]}): "
+            f"- The setting searched from ({BASELINE_SOURCES[baseline['source']]}): "
             f"{OBJECTIVE_NAMES[objective]} {score(baseline.get(f'final_{objective}'), objective)}"
             f" at {baseline['steps']:,} steps."
         )
-    return [*lines, "", verdict(record)]
+    return [*lines, "", verdict(record), "", adoption(record)]
+
+
+def adoption(record: dict[str, Any]) -> str:
+    """Whether the config file holds the winner now, the setting searched from, or another."""
+    path = ROOT / record["config"]["path"]
+    if not path.exists():
+        return f"`{record['config']['path']}` is no longer in the repository."
+    current = yaml.safe_load(path.read_text()).get("hyperparams", {})
+    keys = list(record["space"])
+    now = [_value(current, key) for key in keys]
+    if now == [_value(record["base_hyperparams"], key) for key in keys]:
+        return "The config keeps the setting the search started from."
+    winner = record["winner"]
+    if winner is not None and all(
+        _close(value, winner["params"][key]) for value, key in zip(now, keys, strict=True)
+    ):
+        return "The config now holds the winner's setting (rounded to three decimals)."
+    shown = ", ".join(f"`{key}` = {_cell(value)}" for key, value in zip(keys, now, strict=True))
+    return f"The config has changed since this search: {shown}."
+
+
+def _value(hyperparams: dict[str, Any], dotted: str) -> Any:
+    node: Any = hyperparams
+    for key in dotted.split("."):
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return node
+
+
+def _close(value: Any, searched: Any) -> bool:
+    if isinstance(searched, float) and isinstance(value, int | float):
+        return abs(value - searched) <= 5e-4
+    return value == searched
 
 
 def verdict(record: dict[str, Any]) -> str:
@@ -190,13 +224,13 @@ def verdict(record: dict[str, Any]) -> str:
         return "No trial ran the whole budget, so the search found no setting."
     if baseline is None or f"final_{objective}" not in baseline:
         return (
-            "The committed setting was not scored at this budget and seed (no `--baseline`), "
+            "The setting searched from was not scored at this budget and seed (no `--baseline`), "
             "so whether tuning helped is not measured."
         )
     committed, best = baseline[f"final_{objective}"], winner[f"final_{objective}"]
     scores = (
-        f"the committed setting's {name} was {score(committed, objective)} and the best "
-        f"trial's {score(best, objective)}"
+        f"the setting searched from had {name} {score(committed, objective)} and the best "
+        f"trial {score(best, objective)}"
     )
     if settle(best) < settle(committed):
         by = settle(committed) - settle(best)
