@@ -11,12 +11,14 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+import yaml
 
 import baselines
 from dice_envs.games.yahtzee import Yahtzee
 from training.config import ConfigError, load_config, resolve_config
 from training.evaluation import SAMPLED_KEYS
 from training.qlearning import ObservationRows, SparseQLearning, legal_masks
+from training.report import make_report
 from training.streams import run_streams
 from training.train import run
 
@@ -104,6 +106,24 @@ def test_qlearning_run_end_to_end_and_resume(tmp_path):
     # It learned something: better than its start (score-at-once where it knows nothing).
     start = baselines.evaluate("score-at-once", ENV_ID, boxes=BOXES).value
     assert whole["value"] > start
+    _check_report(tmp_path)
+
+
+def _check_report(tmp_path: Path) -> None:
+    """The report takes the run: its row from the exact final evaluation, the losses by turn
+    in place of loss and error maps, the sampled-gap figure."""
+    configs = tmp_path / "configs"
+    (configs / "yahtzee").mkdir(parents=True)
+    (configs / "yahtzee" / "qlearning.yaml").write_text(yaml.safe_dump({**QLEARNING, "seeds": [0]}))
+    out = tmp_path / "report"
+    report = make_report(configs, "quick", tmp_path / "whole", out)
+    text = (out / "report.md").read_text()
+    result = report.groups[configs / "yahtzee" / "qlearning.yaml"]["results"][0]
+    assert f"| {result['value']:.4g} |" in text and f"| {result['gap']:.4g} |" in text
+    assert "Yahtzee has no loss or error maps" in text
+    losses = np.sum(result["losses_by_turn"], axis=1)
+    assert f"| Q-learning | {losses[0]:.3g} | {losses[1]:.3g} |" in text
+    assert not report.drawn and not report.mapped and list(out.glob("*.png"))
 
 
 def test_ppo_run_end_to_end_and_resume(tmp_path):
