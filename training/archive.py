@@ -8,7 +8,8 @@
         timing.json   the wall-clock measurements
         arrays.npz    the per-state arrays the figures draw, compressed: `actions` (the final
                       greedy policy, as actions.npy) and, where the run saved it,
-                      `value_errors` (as value_errors.npy)
+                      `value_errors` (as value_errors.npy); empty for a game without
+                      tables (Yahtzee), whose runs save no per-state arrays
 
 An entry is named by its config's name and seed, not by the hash of its identity, so a report
 finds it whatever code made it; it refuses an entry whose config (hyperparameters, steps,

@@ -7,7 +7,8 @@ seeds, and two budgets (`quick` and `full`) of environment steps and evaluation 
     env_kwargs: {N: 10}
     algo: qlearning
     seeds: [0, 1, 2]
-    evaluation: {episodes: 300}
+    evaluation: {episodes: 300}     # Monte Carlo episodes beside each exact evaluation;
+                                    # on a game without tables (Yahtzee) the sampled gap's
     hyperparams: {...}
     budgets:
       quick: {timesteps: 300000, eval_every: 30000}
@@ -42,7 +43,7 @@ from typing import Any
 import yaml
 
 from dice_envs import env_ids, make_model
-from dice_envs.registration import game_slug
+from dice_envs.registration import game, game_slug
 
 ALGOS = ("qlearning", "ppo")
 BUDGETS = ("quick", "full")
@@ -162,6 +163,11 @@ def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> d
         raise ConfigError(
             f"{source}: evaluation.exploitability needs a two-player game (Pig, TwoDicePig, "
             f"Hog, SimultaneousHog), not {raw['env_id']}"
+        )
+    if not game(raw["env_id"]).tables and episodes < 2:
+        raise ConfigError(
+            f"{source}: evaluation.episodes must be an integer >= 2 for {raw['env_id']} (the "
+            f"episodes of its sampled gap, which needs a standard error), got {episodes}"
         )
     hyperparams = _check_hyperparams(raw, selfplay, source)
     resolved = {

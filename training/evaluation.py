@@ -1,5 +1,7 @@
 """Scoring a learning agent: its greedy policy over every reachable observation, evaluated
-exactly, beside the mean return of a few hundred seeded episodes."""
+exactly, beside the mean return of a few hundred seeded episodes; on a game too large for
+tables (Yahtzee), its sampled gap at every evaluation point and one exact evaluation at the
+end of the run (`SampledScorer`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import numpy as np
 import baselines
 import dice_envs  # noqa: F401  (registers the ids)
 from baselines.exploitability import observation_grid
+from dice_envs import make_model
+from dice_envs.registration import game
 from training.streams import RunStreams, seed_env
 
 
@@ -21,6 +25,8 @@ def game_arguments(env_kwargs: dict[str, Any]) -> dict[str, Any]:
 
 class ExactScorer:
     """Enumerates one game (env id and keyword arguments) once and scores policies on it."""
+
+    sampled = False
 
     def __init__(
         self, env_id: str, env_kwargs: dict[str, Any], episodes: int, streams: RunStreams
@@ -37,6 +43,11 @@ class ExactScorer:
         # the value errors of the same policy reuse instead of solving it again.
         self._scored: baselines.Evaluation | None = None
         self._scored_stochastic: tuple[np.ndarray, baselines.Evaluation] | None = None
+
+    @property
+    def masks_actions(self) -> bool:
+        """Whether some state forbids some action (MaskablePPO with `masked: auto`)."""
+        return not bool(self.mdp.legal.all())
 
     @property
     def grid(self) -> tuple[np.ndarray, np.ndarray]:
@@ -141,3 +152,88 @@ class ExactScorer:
             obs, _ = env.reset()
         stderr = returns.std(ddof=1) / np.sqrt(self.episodes) if self.episodes > 1 else 0.0
         return float(returns.mean()), float(stderr)
+
+
+def has_tables(env_id: str) -> bool:
+    """Whether the game of `env_id` is scored on its tables (`ExactScorer`) or, too large for
+    them (Yahtzee), by sampled gaps and one exact evaluation at the end (`SampledScorer`)."""
+    return game(env_id).tables
+
+
+def make_scorer(
+    env_id: str, env_kwargs: dict[str, Any], episodes: int, streams: RunStreams
+) -> ExactScorer | SampledScorer:
+    """The scorer of a run on `env_id`: exact at every point where the game has tables."""
+    if has_tables(env_id):
+        return ExactScorer(env_id, env_kwargs, episodes, streams)
+    return SampledScorer(env_id, env_kwargs, episodes, streams)
+
+
+# What a sampled point holds, by name: never "gap" or "value", which are exact everywhere.
+SAMPLED_KEYS = (
+    "sampled_gap",
+    "sampled_gap_stderr",
+    "sampled_gap_low",
+    "sampled_gap_high",
+    "sampled_relative_gap",
+    "sampled_gap_episodes",
+    "sampled_score_mean",
+    "sampled_score_stderr",
+)
+
+
+class SampledScorer:
+    """Scores the policy of a run on a game too large for tables (Yahtzee).
+
+    At every evaluation point: the sampled gap (`baselines.estimate_gap`: the exact regrets
+    V* - Q* of the actions the policy takes, summed along `episodes` sampled episodes; its
+    mean, standard error and 95 % interval), under the `SAMPLED_KEYS` names. Every point plays
+    the same dice (one seed drawn from the run's evaluation stream), so points compare. Once,
+    at the end of the run: the exact evaluation (`baselines.evaluate`, minutes on the full
+    game), whose value, gap, relative gap and agreement are the run's result as on every
+    other game, with the losses by turn (`YahtzeeEvaluation.losses_by_turn`) as where the
+    policy loses.
+    """
+
+    sampled = True
+    masks_actions = True  # Yahtzee's mask forbids actions (MaskablePPO with masked: auto)
+
+    def __init__(
+        self, env_id: str, env_kwargs: dict[str, Any], episodes: int, streams: RunStreams
+    ) -> None:
+        if episodes < 2:
+            raise ValueError(
+                f"episodes must be >= 2 for a sampled gap with a standard error on {env_id}, "
+                f"got {episodes}"
+            )
+        self.env_id, self.env_kwargs, self.episodes = env_id, env_kwargs, episodes
+        self.seed = int(streams.evaluation.generate_state(1)[0])
+        self.model = make_model(env_id, **env_kwargs)
+
+    def sampled_point(self, policy: Any) -> dict[str, float]:
+        """The sampled gap of `policy` (any policy form `baselines.estimate_gap` takes)."""
+        estimate = baselines.estimate_gap(
+            policy, self.env_id, episodes=self.episodes, seed=self.seed, **self.env_kwargs
+        )
+        low, high = estimate.interval
+        optimal = estimate.optimal_value
+        return {
+            "sampled_gap": estimate.mean,
+            "sampled_gap_stderr": estimate.standard_error,
+            "sampled_gap_low": low,
+            "sampled_gap_high": high,
+            "sampled_relative_gap": estimate.mean / abs(optimal) if optimal else estimate.mean,
+            "sampled_gap_episodes": estimate.episodes,
+            "sampled_score_mean": estimate.score_mean,
+            "sampled_score_stderr": estimate.score_standard_error,
+            "optimal_value": optimal,
+        }
+
+    def exact(self, policy: Any) -> tuple[dict[str, Any], float]:
+        """The exact evaluation of `policy`: its numbers (value, optimal value, gap, relative
+        gap, agreement, `losses_by_turn` as nested lists) and the seconds it took."""
+        evaluation = baselines.evaluate(policy, self.env_id, **self.env_kwargs)
+        result = evaluation.as_dict()
+        seconds = result.pop("seconds")  # a time: it goes to timing.json
+        result["losses_by_turn"] = np.asarray(evaluation.losses_by_turn).tolist()
+        return result, seconds

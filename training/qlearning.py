@@ -328,3 +328,283 @@ class SelfPlayQLearning(VectorQLearning):
     def _continuation(self, best: np.ndarray, before, after) -> np.ndarray:
         same = np.asarray(before)[:, 0] == np.asarray(after)[:, 0]
         return np.where(same, best, 1.0 - best)
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: multiply, keep the high bits
+
+
+class ObservationRows:
+    """Rows of a table for the observations met so far, found by an int64 key each: an
+    open-addressing hash table in numpy arrays (linear probing, a power-of-two number of
+    slots, at most half of them used; doubled and rebuilt when full). Rows are numbered in
+    the order keys arrive (a batch's new keys in increasing order), so the same keys in the
+    same order give the same rows."""
+
+    def __init__(self, slots: int = 1 << 16) -> None:
+        self.keys = np.full(slots, -1, dtype=np.int64)  # -1: an empty slot (keys are >= 0)
+        self.rows = np.full(slots, -1, dtype=np.int64)
+        self.size = 0
+
+    def _home(self, keys: np.ndarray) -> np.ndarray:
+        bits = int(len(self.keys)).bit_length() - 1
+        hashed = keys.astype(np.uint64) * _GOLDEN  # wraps modulo 2**64, as meant
+        return (hashed >> np.uint64(64 - bits)).astype(np.int64)
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """The row of each key, -1 for a key never added."""
+        keys = np.asarray(keys, dtype=np.int64)
+        found = np.full(len(keys), -1, dtype=np.int64)
+        slot = self._home(keys)
+        pending = np.arange(len(keys))
+        last = len(self.keys) - 1
+        while len(pending):
+            at = slot[pending]
+            held = self.keys[at]
+            hit = held == keys[pending]
+            found[pending[hit]] = self.rows[at[hit]]
+            pending = pending[~hit & (held != -1)]
+            slot[pending] = (slot[pending] + 1) & last
+        return found
+
+    def add(self, keys: np.ndarray) -> np.ndarray:
+        """The row of each key, adding the keys never added before."""
+        keys = np.asarray(keys, dtype=np.int64)
+        found = self.find(keys)
+        new = np.unique(keys[found < 0])
+        if len(new):
+            while 2 * (self.size + len(new)) > len(self.keys):
+                self._grow()
+            self._place(new, self.size + np.arange(len(new)))
+            self.size += len(new)
+            found[found < 0] = self.find(keys[found < 0])
+        return found
+
+    def _place(self, keys: np.ndarray, rows: np.ndarray) -> None:
+        """Put distinct keys not held yet into empty slots (the first on their probe path)."""
+        slot = self._home(keys)
+        pending = np.arange(len(keys))
+        last = len(self.keys) - 1
+        while len(pending):
+            at = slot[pending]
+            empty = self.keys[at] == -1
+            self.keys[at[empty]] = keys[pending[empty]]  # of keys claiming one slot, one wins
+            won = empty & (self.keys[at] == keys[pending])
+            self.rows[at[won]] = rows[pending[won]]
+            pending = pending[~won]  # the others go on along their probe paths
+            slot[pending] = (slot[pending] + 1) & last
+
+    def _grow(self) -> None:
+        held = self.keys != -1
+        keys, rows = self.keys[held], self.rows[held]
+        order = np.argsort(rows)
+        self.keys = np.full(2 * len(self.keys), -1, dtype=np.int64)
+        self.rows = np.full(len(self.keys), -1, dtype=np.int64)
+        self._place(keys[order], rows[order])
+
+    def state(self) -> dict[str, Any]:
+        return {"keys": self.keys.copy(), "rows": self.rows.copy(), "size": self.size}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.keys, self.rows = state["keys"].copy(), state["rows"].copy()
+        self.size = int(state["size"])
+
+
+class SparseQLearning:
+    """Tabular Q-learning on a game whose observation grid is too large for a dense table
+    (Yahtzee: 1.5e11 observations): a Q row only for each observation it has acted in.
+
+    Each observation packs into one int64 key (its index in the grid, mixed radix) and finds
+    its row in an `ObservationRows` hash table; rows are float32 (45 actions: 180 bytes each,
+    plus as much for the visit counts). The learner steps the native vector env's `n_envs`
+    copies at once, with the batched update of `VectorQLearning` (epsilon-greedy over the
+    legal actions, the mean target of the copies that took one (state, action)).
+
+    Never-visited observations: their Q values are `initial_q` (a bootstrapped target from one
+    uses it), and the greedy policy, in training as in evaluation, plays there what the
+    `fallback` named policy plays (default "score-at-once": score the dice now in the box
+    that earns the most): the first legal action by the mask would reroll the lowest die at
+    every new turn, wasting the rolls, while score-at-once is a whole policy whose exact
+    value is known, so the evaluated policy is the table where it has learned and a stated
+    floor elsewhere. At a visited observation it plays its greedy legal action (lowest-
+    numbered on ties).
+    """
+
+    def __init__(
+        self, env, hyperparams: dict[str, Any], streams: RunStreams, timesteps: int,
+        fallback: str = "score-at-once",
+    ) -> None:  # fmt: skip
+        if env.metadata.get("autoreset_mode") != AutoresetMode.SAME_STEP:
+            raise ValueError(
+                "SparseQLearning needs a vector env with autoreset_mode='SameStep', got "
+                f"{env.metadata.get('autoreset_mode')!r}"
+            )
+        self.env, self.hyperparams, self.timesteps = env, hyperparams, timesteps
+        self.sizes = observation_sizes(env.single_observation_space)
+        self.strides = np.array(
+            [int(np.prod(self.sizes[i + 1 :])) for i in range(len(self.sizes))], dtype=np.int64
+        )
+        self.num_actions = int(env.single_action_space.n)
+        self.initial = float(hyperparams.get("initial_q", 0.0))
+        self.store = ObservationRows()
+        self.table = np.full((1024, self.num_actions), self.initial, dtype=np.float32)
+        self.visit_counts = np.zeros(self.table.shape, dtype=np.int32)
+        self.fallback = env.unwrapped.model.named_policy(fallback)
+        if self.fallback is None:
+            raise ValueError(f"fallback must be a named policy of {env.unwrapped.model!r}")
+        self.rng = generator(streams.exploration)
+        self.step = 0
+        self.training_seconds = 0.0
+        env.np_random = generator(streams.envs[0])
+        self.obs, info = env.reset()
+        self.mask = info["action_mask"].astype(bool)
+
+    def keys(self, observations) -> np.ndarray:
+        batch = np.asarray(observations, dtype=np.int64).reshape(-1, len(self.sizes))
+        return batch @ self.strides
+
+    def _ensure(self, rows: int) -> None:
+        """Room for `rows` rows in the Q table and the visit counts (doubling)."""
+        if rows <= len(self.table):
+            return
+        size = max(rows, 2 * len(self.table))
+        table = np.full((size, self.num_actions), self.initial, dtype=np.float32)
+        table[: len(self.table)] = self.table
+        visits = np.zeros(table.shape, dtype=np.int32)
+        visits[: len(self.visit_counts)] = self.visit_counts
+        self.table, self.visit_counts = table, visits
+
+    def greedy(self, observations, mask: np.ndarray, rows: np.ndarray | None = None):
+        """The greedy legal action of each observation: the table's where it has a row, the
+        fallback policy's where not."""
+        rows = self.store.find(self.keys(observations)) if rows is None else rows
+        known = rows >= 0
+        actions = np.empty(len(rows), dtype=np.int64)
+        if known.any():
+            values = np.where(mask[known], self.table[rows[known]], -np.inf)
+            actions[known] = values.argmax(axis=1)
+        if not known.all():
+            unknown = np.asarray(observations).reshape(len(rows), -1)[~known]
+            actions[~known] = np.asarray(self.fallback.batch(unknown)).reshape(-1)
+        return actions
+
+    def _best_next(self, observations, mask: np.ndarray) -> np.ndarray:
+        """max over legal actions of Q at each observation (`initial_q` without a row)."""
+        rows = self.store.find(self.keys(observations))
+        best = np.full(len(rows), self.initial)
+        known = rows >= 0
+        values = np.where(mask[known], self.table[rows[known]], -np.inf)
+        best[known] = values.max(axis=1)
+        return best
+
+    def learn(self, until: int) -> None:
+        start = time.perf_counter()
+        env, rng, n = self.env, self.rng, self.env.num_envs
+        gamma = self.hyperparams["gamma"]
+        eps_schedule, lr_schedule = self.hyperparams["epsilon"], self.hyperparams["learning_rate"]
+        power = lr_schedule.get("power")
+        power = None if power is None else float(power)
+        offset = float(lr_schedule.get("offset", 1.0))
+        while self.step < until:
+            progress = self.step / self.timesteps
+            obs, mask = self.obs, self.mask
+            greedy = self.greedy(obs, mask)
+            any_legal = np.where(mask, rng.random((n, self.num_actions)), -1.0).argmax(axis=1)
+            explore = rng.random(n) < linear(eps_schedule, progress)
+            actions = np.where(explore, any_legal, greedy)
+            next_obs, rewards, terminated, truncated, info = env.step(actions)
+            next_mask = info["action_mask"].astype(bool)
+            ahead, ahead_mask = next_obs, next_mask
+            cut = truncated & ~terminated  # looks ahead from where it was cut off
+            if cut.any():
+                ahead, ahead_mask = np.array(next_obs, copy=True), next_mask.copy()
+                ahead[cut] = np.stack(info["final_obs"][cut])
+                ahead_mask[cut] = info["final_info"]["action_mask"][cut].astype(bool)
+            ended = terminated | ~ahead_mask.any(axis=1)
+            targets = rewards + gamma * np.where(ended, 0.0, self._best_next(ahead, ahead_mask))
+            self._update(self.store.add(self.keys(obs)), actions, targets, power, offset, progress)
+            self.obs, self.mask = next_obs, next_mask
+            self.step += n
+        self.training_seconds += time.perf_counter() - start
+
+    def _update(self, rows, actions, targets, power, offset, progress) -> None:
+        """One synchronous update of the (row, action) pairs of a batch (as `VectorQLearning`)."""
+        self._ensure(self.store.size)
+        pairs, which, counts = np.unique(
+            rows * self.num_actions + actions, return_inverse=True, return_counts=True
+        )
+        mean_targets = np.bincount(which, weights=targets) / counts
+        rows, cols = np.divmod(pairs, self.num_actions)
+        if power is None:
+            rates = 1.0 - (1.0 - linear(self.hyperparams["learning_rate"], progress)) ** counts
+        else:
+            self.visit_counts[rows, cols] += counts.astype(np.int32)
+            visits = self.visit_counts[rows, cols].astype(np.float64)
+            rates = np.minimum(1.0, counts * visit_rate(visits, power, offset))
+        q = self.table[rows, cols].astype(np.float64)
+        self.table[rows, cols] = q + rates * (mean_targets - q)
+
+    @property
+    def rows_used(self) -> int:
+        """How many observations have a Q row (those it has acted in)."""
+        return self.store.size
+
+    def policy(self):
+        """The greedy policy as a batched policy on (n, 22) observations (legal actions from
+        the observations themselves: `legal_masks`)."""
+        from dice_envs.games.rule import Rule
+
+        model = self.env.unwrapped.model
+
+        def batch(observations: np.ndarray) -> np.ndarray:
+            observations = np.asarray(observations, dtype=np.int64).reshape(-1, len(self.sizes))
+            return self.greedy(observations, legal_masks(model, observations))
+
+        return Rule.from_batch(batch, "sparse Q-learning (greedy)")
+
+    def checkpoint_state(self) -> dict[str, Any]:
+        used = self.store.size
+        return {
+            "store": self.store.state(),
+            "q": self.table[:used].copy(),
+            "visits": self.visit_counts[:used].copy(),
+            "step": self.step,
+            "training_seconds": self.training_seconds,
+            "rng": self.rng.bit_generator.state,
+            "vector_env": self.env.snapshot(),
+            "obs": np.array(self.obs, copy=True),
+            "mask": self.mask.copy(),
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.store.restore(state["store"])
+        self.table = np.full((1024, self.num_actions), self.initial, dtype=np.float32)
+        self.visit_counts = np.zeros(self.table.shape, dtype=np.int32)
+        self._ensure(len(state["q"]))
+        self.table[: len(state["q"])] = state["q"]
+        self.visit_counts[: len(state["visits"])] = state["visits"]
+        self.step, self.training_seconds = state["step"], state["training_seconds"]
+        self.rng.bit_generator.state = state["rng"]
+        self.env.restore(state["vector_env"])
+        self.obs, self.mask = state["obs"], state["mask"]
+
+    def save_policy(self, path: Path) -> None:
+        """The keys (the observations' grid indices) and their Q rows, as an .npz."""
+        used = self.store.size
+        held = self.store.keys != -1
+        keys = np.empty(used, dtype=np.int64)
+        keys[self.store.rows[held]] = self.store.keys[held]
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, keys=keys, q=self.table[:used], strides=self.strides)
+        atomic_write_bytes(path, buffer.getvalue())
+
+
+def legal_masks(model, observations: np.ndarray) -> np.ndarray:
+    """(n, 45) the legal actions of Yahtzee observations (n, 22), as the env masks them: the
+    rerolls of distinct keeps while rolls are left, the boxes the joker rule allows."""
+    from dice_envs.games.yahtzee import NUM_BOXES, REROLL_LEGAL, decode_observations
+
+    filled, _, _, dice, rolls_left = decode_observations(observations)
+    masks = np.zeros((len(filled), 32 + NUM_BOXES), dtype=bool)
+    masks[:, :32] = REROLL_LEGAL[dice] & (rolls_left > 0)[:, None]
+    masks[:, 32:] = model.scoring_many(filled, dice).legal
+    return masks

@@ -36,7 +36,7 @@ from baselines.heuristics import heuristic
 from dice_envs import GAMES, env_ids
 from training.archive import Archive, current_maker, run_arrays
 from training.config import has_budget, load_config
-from training.evaluation import game_arguments
+from training.evaluation import game_arguments, has_tables
 from training.plots import (
     REFERENCE_STYLES,
     ZERO_RELATIVE_GAP,
@@ -222,7 +222,7 @@ def results_table(groups: dict[Path, dict[str, Any]]) -> str:
             results = groups[path]["results"]
             label = f"{_label(path, results[0])}, {len(results)} seeds"
             rows.append(_score_row(where, label, results, ""))
-            rows[-1][-1] = "; ".join(f"{r['mc_mean']:.4g} ± {r['mc_stderr']:.2g}" for r in results)
+            rows[-1][-1] = "; ".join(_episodes_cell(r) for r in results)
             if "stochastic_value" in results[0]:
                 rows.append(
                     _score_row(where, f"{label}, stochastic policy", results, "stochastic_")
@@ -242,6 +242,14 @@ def results_table(groups: dict[Path, dict[str, Any]]) -> str:
                 ]
             )
     return _markdown(header, rows)
+
+
+def _episodes_cell(result: dict[str, Any]) -> str:
+    """The mean score of the last evaluation point's episodes ± its standard error: the Monte
+    Carlo episodes, or on a game without tables the sampled gap's episodes."""
+    if "sampled_score_mean" in result:
+        return f"{result['sampled_score_mean']:.4g} ± {result['sampled_score_stderr']:.2g}"
+    return f"{result['mc_mean']:.4g} ± {result['mc_stderr']:.2g}"
 
 
 ZERO = 1e-12  # an exploitability this small is 0 up to round-off (exact optima give +-1e-16)
@@ -318,6 +326,7 @@ def timing_table(groups: dict[Path, dict[str, Any]]) -> str:
         finals = [r["timing"].get("final", {}) for r in results]
         evaluation = [
             sum(p["evaluation_seconds"] for p in r["timing"].get("evaluations", []))
+            + r["timing"].get("exact_evaluation", {}).get("seconds", 0.0)
             for r in results
         ]
         rows.append(
@@ -365,10 +374,15 @@ def _budget_lines(groups: dict[Path, dict[str, Any]], budget: str) -> list[str]:
     lines = []
     for path, group in groups.items():
         config = group["config"]
+        episodes = (
+            "Monte Carlo episodes per evaluation"
+            if has_tables(config["env_id"])
+            else "episodes per sampled gap, the exact evaluation at the end only"
+        )
         lines.append(
             f"`{path.parent.name}/{path.name}`: {config['timesteps']:,} steps, evaluated every "
             f"{config['eval_every']:,}, seeds {', '.join(map(str, config['seeds']))}, "
-            f"{config['evaluation']['episodes']} Monte Carlo episodes per evaluation"
+            f"{config['evaluation']['episodes']} {episodes}"
         )
     return lines
 
@@ -518,6 +532,8 @@ def _loss_figures(groups, by_game, titles, budget: str, out: Path):
     for game, paths in by_game.items():
         config = groups[next(iter(paths))]["config"]
         env_id, kwargs = config["env_id"], config["env_kwargs"]
+        if not has_tables(env_id):
+            continue  # no per-state arrays: `_turn_losses_text` says where it loses instead
         mdp, optimum = baselines.enumerated(env_id, **kwargs)
         panels, gaps, error_panels, headings = {}, {}, {}, {}
         for path, results in paths.items():
@@ -555,11 +571,13 @@ def _loss_figures(groups, by_game, titles, budget: str, out: Path):
             )  # fmt: skip
             lines.append(f"![{titles[game]}: {ERRORS_WHAT}]({game}_errors.png)")
             mapped.add(game)
+    turns = _turn_losses_text(groups, by_game, titles)
     if not lines:
         text = "No run saved its final actions (runs older than package version 0.3.0)."
-        return text, drawn, mapped
+        return (turns or text), drawn, mapped
     return (
-        (
+        (turns + "\n\n" if turns else "")
+        + (
             "Per state, the agent's expected visits times the value its action gives up there "
             "(V* - Q* of that action): the cells of each panel sum to the agent's gap "
             "(`Evaluation.losses`), recomputed from each run's final greedy actions "
@@ -567,6 +585,33 @@ def _loss_figures(groups, by_game, titles, budget: str, out: Path):
         ),
         drawn,
         mapped,
+    )
+
+
+def _turn_losses_text(groups, by_game, titles) -> str:
+    """For the games without tables (Yahtzee), where each agent loses its gap: the exact final
+    evaluation's losses by turn (mean over seeds), in place of loss and error maps."""
+    parts = []
+    for game, paths in by_game.items():
+        config = groups[next(iter(paths))]["config"]
+        if has_tables(config["env_id"]):
+            continue
+        rows = []
+        for path, results in paths.items():
+            losses = np.mean([np.sum(r["losses_by_turn"], axis=1) for r in results], axis=0)
+            rows.append([_label(path, results[0])] + [f"{loss:.3g}" for loss in losses])
+        turns = len(rows[0]) - 1
+        header = ["agent"] + [f"turn {t + 1}" for t in range(turns)]
+        parts.append(f"{titles[game]}:\n\n{_markdown(header, rows)}")
+    if not parts:
+        return ""
+    return (
+        "Yahtzee has no loss or error maps: a per-state array would need a cell for each of "
+        "its about 400 million decision states, so its runs save none. Where each agent "
+        "loses instead, from the exact evaluation at the end of each run: the expected points "
+        "lost at the decisions of each turn (`YahtzeeEvaluation.losses_by_turn`, summed over "
+        "the turn's three decisions, mean over seeds; a row sums to the agent's gap).\n\n"
+        + "\n\n".join(parts)
     )
 
 
@@ -597,7 +642,7 @@ def _monte_carlo_figure(groups, by_game, titles, budget: str, out: Path) -> str:
     for game, paths in by_game.items():
         for path, results in paths.items():
             episodes = groups[path]["config"]["evaluation"]["episodes"]
-            if episodes < 2:
+            if episodes < 2 or "mc_stderr" not in results[0]:  # no Monte Carlo (Yahtzee)
                 continue
             # The example run: the first Pig config's (the game a reader knows), else the first.
             candidate = (titles[game], groups[path]["config"], results)
@@ -718,6 +763,9 @@ def _gap_figures(groups, by_game, budget: str, out: Path) -> tuple[dict[str, str
             for name, score in heuristic_scores(config["env_id"], config["env_kwargs"]).items()
         }
         series = {_label(path, results[0]): results for path, results in paths.items()}
+        if not has_tables(config["env_id"]):
+            _plot_sampled(titles[game], budget, series, references, out / f"{game}.png")
+            continue
         plot_training(titles[game], budget, series, references, out / f"{game}.png")
         if all("value_abs_error" in r["curve"][-1] for rs in paths.values() for r in rs):
             plot_value_errors(titles[game], budget, series, out / f"{game}_values.png")
@@ -735,6 +783,43 @@ EXPLOITABILITY_TEXT = (
     "a fixed opponent beats that opponent and stays exploitable; self-play aims at "
     "exploitability 0 instead."
 )
+
+
+def _plot_sampled(title: str, budget: str, series, references, path: Path) -> None:
+    """A game without tables (Yahtzee): per agent the sampled relative gap against steps
+    (median over seeds, the band spanning the seeds' 95 % intervals), the exact final
+    relative gap of each seed as a cross, and the heuristics' exact gaps as lines."""
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    for label, results in series.items():
+        length = min(len(r["curve"]) for r in results)
+        steps = np.array([p["steps"] for p in results[0]["curve"][:length]])
+        optimum = abs(results[0]["optimal_value"]) or 1.0
+        percent = {
+            key: np.array([[100 * p[key] / optimum for p in r["curve"][:length]] for r in results])
+            for key in ("sampled_gap", "sampled_gap_low", "sampled_gap_high")
+        }
+        median = np.median(percent["sampled_gap"], axis=0)
+        name = f"{label}: sampled gap, median of {len(results)} seeds"
+        line = ax.plot(steps, median, marker="o", ms=3, label=name)[0]
+        low, high = percent["sampled_gap_low"].min(0), percent["sampled_gap_high"].max(0)
+        ax.fill_between(steps, low, high, alpha=0.2, color=line.get_color())
+        ax.plot([r["steps"] for r in results], [100 * r["relative_gap"] for r in results], "x",
+                ms=9, color=line.get_color(), label=f"{label}: exact, end of each run")  # fmt: skip
+    for (name, (gap, _)), (ls, color) in zip(references.items(), REFERENCE_STYLES, strict=False):
+        ax.axhline(100 * gap, ls=ls, color=color, lw=1.2, label=f"{name} (exact)")
+    ax.set(xlabel="environment steps", ylabel="relative gap to the optimum (%)")
+    ax.set_ylim(bottom=0.0)
+    ax.xaxis.set_major_formatter(steps_formatter())
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(
+        f"{title}, {budget} budget\nsampled gap (band: the seeds' 95 % intervals) between "
+        "exact evaluations",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def _exploitability_figures(groups, budget: str, out: Path) -> tuple[str, dict]:
@@ -790,10 +875,23 @@ def describe(groups: dict[Path, dict[str, Any]], budget: str, reproduce: str | N
         f"state); mean ± standard deviation over seeds. PPO's rows marked \"stochastic "
         f'policy" score what PPO actually plays, its action distribution, by the same solve. '
         f"The Monte Carlo column is what each seed's evaluation episodes would have said "
-        f"instead. The `{budget}` budget:\n\n"
+        f"instead.{_sampled_text(groups)} The `{budget}` budget:\n\n"
         f"{budget_text}\n\nThe runs were produced with {_versions_text(groups)}; with these "
         f"versions {reproduce} reproduces this table digit for digit on this machine; other "
         f"versions, or another CPU, may differ in the last digits or more.{_maker_text(groups)}"
+    )
+
+
+def _sampled_text(groups: dict[Path, dict[str, Any]]) -> str:
+    """How the rows of a game without tables (Yahtzee) are made, or "" without one."""
+    if all(has_tables(group["config"]["env_id"]) for group in groups.values()):
+        return ""
+    return (
+        " Yahtzee's rows come from one exact evaluation at the end of each run (its "
+        "structure-aware evaluator, minutes per policy); between evaluation points its curves "
+        "show the sampled gap (the exact regrets of the actions taken, summed along sampled "
+        "episodes: an unbiased estimate of the gap, with a 95 % interval), and its Monte Carlo "
+        "column gives the last point's episodes. Its stochastic policy is not scored."
     )
 
 

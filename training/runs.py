@@ -24,6 +24,13 @@ is a different run in a different folder; the budget's name is only a label.
                          run's gamma), NaN where no reachable state is; not for self-play
         result.json      the final evaluation, written last: its presence means "done"
 
+A game too large for tables (Yahtzee) keeps no actions.npy or value_errors.npy (a per-state
+array would need about 400 million cells): its curve holds the sampled gap at each point
+(`sampled_gap`, `sampled_gap_stderr`, `sampled_gap_low`, `sampled_gap_high`, ...), its last
+point and result.json the exact evaluation made at the end (`value`, `gap`, ...,
+`losses_by_turn`), and a Q-learning run's policy is policy_q.npz (the observations' keys and
+their Q rows; `training.qlearning.SparseQLearning`).
+
 Every file is written to a temporary file and renamed over its name, so a killed run leaves
 complete files only, with the mode an ordinary `open` gives (the umask decides, as on a store
 shared by the nodes of a Ray cluster); a run folder is locked while a process trains it, and

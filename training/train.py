@@ -1,10 +1,13 @@
 """One training run: `python -m training.train CONFIG [--budget quick|full] [--seed N] [--json]`.
 
 The run evaluates its greedy policy exactly at the start and every `eval_every` steps, and
-checkpoints there. Started again after a kill or Ctrl-C, it resumes from the last checkpoint
-and ends exactly as an uninterrupted run would (Q-learning and PPO alike); started again
-after it finished, it only reads its result back. It says which of the three it did
-("trained", "resumed at step N", "read back from FOLDER") and where the run's folder is.
+checkpoints there; on a game too large for tables (Yahtzee) it estimates the policy's gap
+from sampled episodes there instead (`sampled_gap` and its interval) and evaluates it exactly
+once, at the end (training.evaluation.SampledScorer). Started again after a kill or Ctrl-C,
+it resumes from the last checkpoint and ends exactly as an uninterrupted run would
+(Q-learning and PPO alike); started again after it finished, it only reads its result back.
+It says which of the three it did ("trained", "resumed at step N", "read back from FOLDER")
+and where the run's folder is.
 The folder is named by a hash of the resolved config, the seed, the package version and a
 fingerprint of the code (training/runs.py), so an edited config or an edited learner is a new
 run, never a stale read-back.
@@ -25,7 +28,7 @@ import gymnasium as gym
 import numpy as np
 
 from training.config import ConfigError, check_seed, load_config
-from training.evaluation import ExactScorer
+from training.evaluation import ExactScorer, SampledScorer, make_scorer
 from training.runs import (
     atomic_write_bytes,
     atomic_write_json,
@@ -77,12 +80,26 @@ def agent_name(config: dict[str, Any], masked: bool) -> str:
     return "MaskablePPO" if masked else "PPO"
 
 
-def _make_agent(config: dict[str, Any], streams, scorer: ExactScorer):
+def _make_agent(config: dict[str, Any], streams, scorer: ExactScorer | SampledScorer):
     if config["algo"] == "qlearning":
-        from training.qlearning import QLearning, SelfPlayQLearning, VectorQLearning
+        from training.qlearning import (
+            QLearning,
+            SelfPlayQLearning,
+            SparseQLearning,
+            VectorQLearning,
+        )
 
         n_envs = config["hyperparams"].get("n_envs", 1)
-        if config.get("selfplay") is not None:
+        if scorer.sampled:  # no dense table fits the game: rows for the observations met
+            env = gym.make_vec(
+                config["env_id"],
+                num_envs=n_envs,
+                vectorization_mode="vector_entry_point",
+                autoreset_mode="SameStep",
+                **config["env_kwargs"],
+            )
+            learner = SparseQLearning
+        elif config.get("selfplay") is not None:
             from dice_envs.envs.vector import DiceVectorEnv
             from dice_envs.games.views import MoverView
 
@@ -109,10 +126,16 @@ def _make_agent(config: dict[str, Any], streams, scorer: ExactScorer):
 
     masked = config["hyperparams"]["masked"]
     if masked == "auto":
-        masked = not bool(scorer.mdp.legal.all())
+        masked = scorer.masks_actions
     if config.get("selfplay") is not None:
         return SelfPlayPPOAgent(config, streams, masked, scorer), masked
     return PPOAgent(config, streams, masked), masked
+
+
+def _played_policy(agent):
+    """The agent's greedy policy in a form every policy argument takes (an SB3 predictor, or
+    the sparse learner's batched policy)."""
+    return agent.policy() if hasattr(agent, "policy") else agent.predictor()
 
 
 def _greedy(agent, scorer: ExactScorer) -> np.ndarray:
@@ -197,7 +220,7 @@ def _read_back(directory: Path) -> dict[str, Any]:
 def _train(config, seed, directory: Path, stop_after, progress: Progress) -> dict[str, Any]:
     n_envs = config["hyperparams"].get("n_envs", 1)
     streams = run_streams(seed, n_envs)
-    scorer = ExactScorer(
+    scorer = make_scorer(
         config["env_id"], config["env_kwargs"], config["evaluation"]["episodes"], streams
     )
     agent, masked = _make_agent(config, streams, scorer)
@@ -256,9 +279,32 @@ class _Session:
                 self.evaluate()
 
     def evaluate(self) -> None:
-        """Score the agent exactly, add the point to the curve and checkpoint."""
-        agent, scorer, config = self.agent, self.scorer, self.config
+        """Score the agent (exactly; on a game without tables by its sampled gap), add the
+        point to the curve and checkpoint."""
+        agent, scorer = self.agent, self.scorer
         start = time.perf_counter()
+        point = (
+            scorer.sampled_point(_played_policy(agent))
+            if scorer.sampled
+            else self._exact_point(agent, scorer)
+        )
+        point["steps"] = agent.step
+        self.curve.append(point)
+        self.timing["evaluations"].append(
+            {
+                "steps": agent.step,
+                "training_seconds": agent.training_seconds,
+                "evaluation_seconds": time.perf_counter() - start,
+            }
+        )
+        self._checkpoint()
+        self.progress.evaluated(point)
+        if self.stop_after is not None and self.stop_after <= agent.step < self.total:
+            raise StopRun
+
+    def _exact_point(self, agent, scorer: ExactScorer) -> dict[str, Any]:
+        """The exact evaluation of the agent on the game's tables."""
+        config = self.config
         point = scorer.score(_greedy(agent, scorer))
         plays = agent.probabilities(scorer.mdp) if hasattr(agent, "probabilities") else None
         if plays is not None:
@@ -272,15 +318,11 @@ class _Session:
                 # A game whose optimum mixes: what the agent plays, not only its greedy play.
                 played = agent.grid_probabilities(scorer.game)
                 point["stochastic_exploitability"] = scorer.exploitability(played)
-        point["steps"] = agent.step
-        self.curve.append(point)
-        self.timing["evaluations"].append(
-            {
-                "steps": agent.step,
-                "training_seconds": agent.training_seconds,
-                "evaluation_seconds": time.perf_counter() - start,
-            }
-        )
+        return point
+
+    def _checkpoint(self) -> None:
+        """Write the curve, the timing and the agent's checkpoint."""
+        agent = self.agent
         self.session["wall_seconds"] = time.perf_counter() - self.wall_start
         self.session["end_step"] = agent.step
         # The curve first: a kill before the checkpoint only leaves a point to recompute.
@@ -292,14 +334,14 @@ class _Session:
         checkpointed = getattr(self.progress, "checkpointed", None)
         if checkpointed is not None:
             checkpointed(self.directory)
-        self.progress.evaluated(point)
-        if self.stop_after is not None and self.stop_after <= agent.step < self.total:
-            raise StopRun
 
     def finish(self, seed: int, name: str) -> dict[str, Any]:
         """Save the policy, its action table, its value errors, the timing and the result; drop
-        the checkpoint."""
+        the checkpoint. On a game without tables: the exact evaluation first (added to the
+        last curve point), and no per-state arrays (the game has too many states for them)."""
         agent, config, directory, timing = self.agent, self.config, self.directory, self.timing
+        if self.scorer.sampled:
+            self._exact_final()
         result = {
             **self.curve[-1],
             "agent": name,
@@ -316,22 +358,46 @@ class _Session:
             "steps_per_second": agent.step / max(agent.training_seconds, 1e-9),
             "wall_seconds": sum(s["wall_seconds"] for s in timing["sessions"]),
         }
-        agent.save_policy(
-            directory / ("policy_q.npy" if config["algo"] == "qlearning" else "policy.zip")
-        )
-        # The report rebuilds where the agent loses its gap from it, without SB3 or torch, and
-        # every policy argument takes it (see training.runs).
-        table = action_table(agent, self.scorer, bool(config["evaluation"].get("exploitability")))
-        atomic_write_bytes(directory / "actions.npy", _npy(table, np.int16))
-        errors = final_value_errors(agent, self.scorer, config)
-        if errors is not None:
-            atomic_write_bytes(directory / "value_errors.npy", _npy(errors, np.float32))
+        agent.save_policy(directory / _policy_file(config, self.scorer))
+        if not self.scorer.sampled:
+            self._save_arrays()
         atomic_write_json(self.timing_path, timing)
         atomic_write_json(directory / "result.json", result)
         self.checkpoint_path.unlink(missing_ok=True)  # the policy and result say everything now
         status = TRAINED if self.resumed_at is None else RESUMED
         done = {"status": status, "resumed_at": self.resumed_at, "run_dir": str(directory)}
         return {**result, **timing["final"], **done}
+
+    def _save_arrays(self) -> None:
+        """actions.npy and value_errors.npy: the report rebuilds where the agent loses its gap
+        from them, without SB3 or torch, and every policy argument takes the actions (see
+        training.runs)."""
+        agent, config, directory = self.agent, self.config, self.directory
+        table = action_table(agent, self.scorer, bool(config["evaluation"].get("exploitability")))
+        atomic_write_bytes(directory / "actions.npy", _npy(table, np.int16))
+        errors = final_value_errors(agent, self.scorer, config)
+        if errors is not None:
+            atomic_write_bytes(directory / "value_errors.npy", _npy(errors, np.float32))
+
+    def _exact_final(self) -> None:
+        """The exact evaluation of the final policy, into the last curve point (exact keys
+        beside its sampled ones) and the timing."""
+        start = time.perf_counter()
+        exact, seconds = self.scorer.exact(_played_policy(self.agent))
+        self.curve[-1].update(exact)
+        self.timing["exact_evaluation"] = {"steps": self.agent.step, "seconds": seconds}
+        self.session["wall_seconds"] += time.perf_counter() - start
+        with ctrl_c_deferred():
+            atomic_write_json(self.curve_path, self.curve)
+            atomic_write_json(self.timing_path, self.timing)
+
+
+def _policy_file(config: dict[str, Any], scorer) -> str:
+    """The final policy's file name: the Q table (a dense .npy, or the sparse learner's
+    keys and rows in an .npz) or the SB3 model."""
+    if config["algo"] != "qlearning":
+        return "policy.zip"
+    return "policy_q.npz" if scorer.sampled else "policy_q.npy"
 
 
 def action_table(agent, scorer: ExactScorer, whole_grid: bool) -> np.ndarray:
@@ -403,7 +469,11 @@ class BarProgress(Progress):
 
     def evaluated(self, point: dict[str, Any]) -> None:
         self.checkpoint = point["steps"]
-        self.bar.set_postfix_str(f"gap {100 * point['relative_gap']:.3g} %", refresh=False)
+        if "relative_gap" in point:
+            postfix = f"gap {100 * point['relative_gap']:.3g} %"
+        else:
+            postfix = f"sampled gap {100 * point['sampled_relative_gap']:.3g} %"
+        self.bar.set_postfix_str(postfix, refresh=False)
         self.steps(point["steps"])
 
     def close(self) -> None:
@@ -451,6 +521,11 @@ def main(argv: list[str] | None = None) -> int:
     print(what_happened(result))
     for key in RESULT_KEYS:
         print(f"{key:>14}: {result[key]:.6g}")
+    if "sampled_gap" in result:
+        print(
+            f"{'sampled gap':>14}: {result['sampled_gap']:.6g} ± {result['sampled_gap_stderr']:.2g}"
+            f" (s.e., {result['sampled_gap_episodes']:.0f} episodes)"
+        )
     if args.json:
         keys = (*RESULT_KEYS, "seed", "env_id", "algo", "run", "run_dir", "status", "resumed_at")
         print(json.dumps({key: result[key] for key in keys}))

@@ -1,0 +1,186 @@
+"""Training on Yahtzee: sampled gaps at the evaluation points, the exact value at the end, the
+sparse Q-learner, checkpoints and resume, and the committed configs. The runs play a reduced
+game (two boxes) so that each solve and exact evaluation takes a fraction of a second."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import yaml
+
+import baselines
+from dice_envs.games.yahtzee import Yahtzee
+from training.config import ConfigError, load_config, resolve_config
+from training.evaluation import SAMPLED_KEYS
+from training.qlearning import ObservationRows, SparseQLearning, legal_masks
+from training.report import make_report
+from training.streams import run_streams
+from training.train import run
+
+ENV_ID = "dice_envs/Yahtzee-v0"
+BOXES = ["chance", "yahtzee"]
+CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "yahtzee"
+EXACT_KEYS = ("value", "optimal_value", "gap", "relative_gap", "agreement")
+# What differs between two runs of one config and seed: the clock, and where the run is.
+NOT_COMPARED = ("seconds", "steps_per_second", "wall_seconds", "run_dir", "status", "resumed_at")
+
+QLEARNING = {
+    "env_id": ENV_ID,
+    "env_kwargs": {"boxes": BOXES},
+    "algo": "qlearning",
+    "evaluation": {"episodes": 20},
+    "hyperparams": {
+        "gamma": 1.0,
+        "n_envs": 64,
+        "learning_rate": {"power": 0.8},
+        "epsilon": {"start": 1.0, "end": 0.1, "fraction": 0.5},
+    },
+    "budgets": {"quick": {"timesteps": 12_800, "eval_every": 6_400}},
+}
+PPO = {
+    "env_id": ENV_ID,
+    "env_kwargs": {"boxes": BOXES},
+    "algo": "ppo",
+    "evaluation": {"episodes": 10},
+    "hyperparams": {
+        "n_envs": 4,
+        "n_steps": 32,
+        "batch_size": 64,
+        "n_epochs": 1,
+        "reward_scale": 0.01,
+        "policy_kwargs": {"net_arch": [16]},
+    },
+    "budgets": {"quick": {"timesteps": 256, "eval_every": 128}},
+}
+
+
+def _compared(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k not in NOT_COMPARED}
+
+
+def _check_run(result: dict, directory: Path, evaluation_points: list[int]) -> None:
+    """Sampled gaps at every point, exact keys at the last only, no per-state arrays."""
+    curve = json.loads((directory / "curve.json").read_text())
+    assert [p["steps"] for p in curve] == evaluation_points
+    for point in curve:
+        assert set(SAMPLED_KEYS) <= set(point)
+        assert point["sampled_gap_low"] <= point["sampled_gap"] <= point["sampled_gap_high"]
+        assert point["sampled_gap_episodes"] >= 10
+    for point in curve[:-1]:  # never called "gap": that name is exact everywhere
+        assert not {"value", "gap", "relative_gap", "agreement"} & set(point)
+    optimum = baselines.solve(ENV_ID, boxes=BOXES).value
+    assert result["optimal_value"] == pytest.approx(optimum, abs=1e-9)
+    assert result["gap"] == pytest.approx(optimum - result["value"], abs=1e-9)
+    assert 0.0 <= result["gap"] <= optimum and 0.0 <= result["agreement"] <= 1.0
+    assert np.sum(result["losses_by_turn"]) == pytest.approx(result["gap"], abs=1e-6)
+    assert len(result["losses_by_turn"]) == len(BOXES)
+    assert all(curve[-1][key] == result[key] for key in EXACT_KEYS)
+    assert not (directory / "actions.npy").exists()
+    assert not (directory / "value_errors.npy").exists()
+    assert not (directory / "checkpoint.pkl").exists()
+
+
+def _run_and_resume(raw: dict, tmp_path: Path, stop_after: int) -> tuple[dict, dict]:
+    config = resolve_config(raw, "quick")
+    whole = run(config, 0, tmp_path / "whole")
+    stopped = run(config, 0, tmp_path / "resumed", stop_after=stop_after)
+    assert stopped["stopped_at"] == stop_after
+    assert (Path(stopped["run_dir"]) / "checkpoint.pkl").exists()
+    resumed = run(config, 0, tmp_path / "resumed")
+    assert resumed["status"] == "resumed" and resumed["resumed_at"] == stop_after
+    return whole, resumed
+
+
+def test_qlearning_run_end_to_end_and_resume(tmp_path):
+    whole, resumed = _run_and_resume(QLEARNING, tmp_path, stop_after=6_400)
+    _check_run(whole, Path(whole["run_dir"]), [0, 6_400, 12_800])
+    assert _compared(resumed) == _compared(whole)
+    saved = np.load(Path(whole["run_dir"]) / "policy_q.npz")
+    assert len(saved["keys"]) == len(np.unique(saved["keys"])) > 100
+    assert saved["q"].shape == (len(saved["keys"]), 45)
+    # It learned something: better than its start (score-at-once where it knows nothing).
+    start = baselines.evaluate("score-at-once", ENV_ID, boxes=BOXES).value
+    assert whole["value"] > start
+    _check_report(tmp_path)
+
+
+def _check_report(tmp_path: Path) -> None:
+    """The report takes the run: its row from the exact final evaluation, the losses by turn
+    in place of loss and error maps, the sampled-gap figure."""
+    configs = tmp_path / "configs"
+    (configs / "yahtzee").mkdir(parents=True)
+    (configs / "yahtzee" / "qlearning.yaml").write_text(yaml.safe_dump({**QLEARNING, "seeds": [0]}))
+    out = tmp_path / "report"
+    report = make_report(configs, "quick", tmp_path / "whole", out)
+    text = (out / "report.md").read_text()
+    result = report.groups[configs / "yahtzee" / "qlearning.yaml"]["results"][0]
+    assert f"| {result['value']:.4g} |" in text and f"| {result['gap']:.4g} |" in text
+    assert "Yahtzee has no loss or error maps" in text
+    losses = np.sum(result["losses_by_turn"], axis=1)
+    assert f"| Q-learning | {losses[0]:.3g} | {losses[1]:.3g} |" in text
+    assert not report.drawn and not report.mapped and list(out.glob("*.png"))
+
+
+def test_ppo_run_end_to_end_and_resume(tmp_path):
+    whole, resumed = _run_and_resume(PPO, tmp_path, stop_after=128)
+    _check_run(whole, Path(whole["run_dir"]), [0, 128, 256])
+    assert whole["agent"] == "MaskablePPO"
+    assert _compared(resumed) == _compared(whole)
+
+
+@pytest.mark.parametrize("name", ["ppo", "qlearning"])
+@pytest.mark.parametrize("budget", ["quick", "full"])
+def test_committed_configs_load(name, budget):
+    config = load_config(CONFIGS / f"{name}.yaml", budget)
+    assert config["env_id"] == ENV_ID and config["algo"] == name
+    assert config["evaluation"]["episodes"] >= 100
+    assert config["eval_every"] <= config["timesteps"]
+    if name == "ppo":
+        assert config["hyperparams"]["obs_encoding"] == "onehot"
+
+
+def test_sampled_gap_needs_two_episodes():
+    raw = copy.deepcopy(QLEARNING)
+    raw["evaluation"] = {"episodes": 1}
+    with pytest.raises(ConfigError, match="evaluation.episodes must be an integer >= 2"):
+        resolve_config(raw)
+
+
+def test_observation_rows_match_a_dict():
+    rows, expected = ObservationRows(slots=8), {}
+    rng = np.random.default_rng(1)
+    for batch in range(60):  # small keys (many repeats), then large ones (growth)
+        keys = rng.integers(0, 400 if batch < 30 else 10**11, size=200)
+        for key in sorted(set(keys.tolist()) - set(expected)):  # a batch's new keys, in order
+            expected[key] = len(expected)
+        assert rows.add(keys).tolist() == [expected[k] for k in keys.tolist()]
+    assert rows.size == len(expected) and len(rows.keys) >= 2 * rows.size
+    known = np.array(list(expected))
+    assert rows.find(known).tolist() == [expected[k] for k in known.tolist()]
+    assert rows.find(np.array([10**12, -5 + 10**11 * 3])).tolist() == [-1, -1]
+
+
+def test_sparse_learner_plays_score_at_once_where_it_never_acted():
+    config = resolve_config(QLEARNING)
+    env = gym.make_vec(
+        ENV_ID, num_envs=8, vectorization_mode="vector_entry_point",
+        autoreset_mode="SameStep", boxes=BOXES,
+    )  # fmt: skip
+    learner = SparseQLearning(env, config["hyperparams"], run_streams(0, 8), 10_000)
+    learner.learn(2_000)
+    observations, info = env.reset(seed=5)
+    for _ in range(6):  # a few batches of observations, some met in training, some not
+        observations, *_, info = env.step(np.full(8, 32))
+        mask = info["action_mask"].astype(bool)
+        assert np.array_equal(legal_masks(Yahtzee(boxes=BOXES), observations), mask)
+        rows = learner.store.find(learner.keys(observations))
+        played = learner.policy().batch(observations)
+        score_at_once = env.unwrapped.model.named_policy("score-at-once").batch(observations)
+        table = np.where(mask, learner.table[np.maximum(rows, 0)], -np.inf).argmax(axis=1)
+        assert np.array_equal(played, np.where(rows >= 0, table, score_at_once))
+        assert mask[np.arange(8), played].all()
