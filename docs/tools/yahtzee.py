@@ -80,12 +80,13 @@ def plot_fills(fills: np.ndarray, boxes: tuple[int, ...], game: str, path: Path)
     at each turn."""
     turns = fills.shape[0]
     fig, ax = plt.subplots(figsize=(9, 2.2 + 0.31 * len(boxes)))
-    image = ax.imshow(fills[:, boxes].T, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+    top = float(fills[:, boxes].max())  # the colour scale up to the largest probability
+    image = ax.imshow(fills[:, boxes].T, cmap="viridis", vmin=0.0, vmax=top, aspect="auto")
     for row, box in enumerate(boxes):
         for turn in range(turns):
             p = fills[turn, box]
             if p >= 0.005:
-                colour = "black" if p > 0.6 else "white"
+                colour = "black" if p > 0.6 * top else "white"
                 ax.text(turn, row, f"{100 * p:.0f}", ha="center", va="center", fontsize=7,
                         color=colour)  # fmt: skip
     ax.set_xticks(range(turns), [str(t + 1) for t in range(turns)])
