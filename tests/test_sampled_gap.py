@@ -11,7 +11,12 @@ from scipy.stats import binomtest
 
 import baselines
 from baselines.sampled_gap import yahtzee_action_values, yahtzee_positions, yahtzee_solution
-from benchmarks.sampled_gap import observation_hash, second_best_actions, yahtzee_policies
+from benchmarks.sampled_gap import (
+    observation_hash,
+    report,
+    second_best_actions,
+    yahtzee_policies,
+)
 from dice_envs.envs.yahtzee import OBSERVATION_NVEC
 from dice_envs.envs.yahtzee_vector import YahtzeeVectorEnv
 from dice_envs.games.yahtzee import REROLL_LEGAL, TurnState, Yahtzee
@@ -295,3 +300,30 @@ def test_benchmark_yahtzee_policies_are_scored_exactly_and_estimated_without_bia
     obs, _ = env.reset(seed=0)
     differs = policies[second].batch(obs) != solution.actions(obs)
     assert 0.02 < differs.mean() < 0.06
+
+
+def _row(policy: str, gap: float, ratio: float, exact: float | None) -> dict:
+    return {
+        "game": "Yahtzee-v0(joker='forced')", "policy": policy, "episodes": 100,
+        "optimal_value": 250.0, "exact_gap": exact,
+        "exact_relative_gap": None if exact is None else exact / 250.0,
+        "exact_seconds": None if exact is None else 60.0, "gap": gap, "gap_se": 0.1,
+        "low": gap - 0.2, "high": gap + 0.2, "score": 250.0 - gap, "score_se": 2.0,
+        "ratio": ratio, "check": 0.0, "check_se": 1.0, "seconds": 1.0,
+    }  # fmt: skip
+
+
+def test_benchmark_report_uses_the_exact_relative_gap_where_it_has_one():
+    """Within 10 % by the exact gap (20 of 250) though the sampled one says 12 %; a row not
+    evaluated exactly is judged by its sampled gap and says so."""
+    rows = [
+        _row("near by its exact gap", 30.0, 6.0, 20.0),
+        _row("far, not evaluated", 40.0, 9.0, None),
+        _row("near, not evaluated", 5.0, 3.0, None),
+    ]
+    text = report(rows, seed=0)
+    reached = "Reached by: near by its exact gap (6.0)."
+    assert f"{reached} Not reached by: near, not evaluated (3.0)." in text
+    assert "16.00 % (sampled)" in text and "| 8.00 % |" in text
+    assert "holds the exact gap in 0 of 1 rows" in text and "--no-yahtzee-exact" in text
+    assert "issue" not in text
