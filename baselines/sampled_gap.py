@@ -39,7 +39,7 @@ from baselines.exact import _enumerated, on_states
 from baselines.solvers import TIE_TOLERANCE, Solution, q_from_values
 from baselines.yahtzee import YahtzeeSolution, solve_yahtzee
 from dice_envs.envs.yahtzee import OBSERVATION_NVEC as YAHTZEE_OBSERVATION_NVEC
-from dice_envs.games.yahtzee import DICE, NUM_BOXES, TurnState, Yahtzee
+from dice_envs.games.yahtzee import DICE, NUM_BOXES, Yahtzee
 from dice_envs.policies import named_policy
 from dice_envs.registration import game, load
 
@@ -47,8 +47,6 @@ Z_95 = float(norm.ppf(0.975))  # the two-sided 95 % quantile of the normal distr
 EPISODE_BATCH = 4096  # episodes played at once in one native vector env
 _YAHTZEE_SOLUTIONS: OrderedDict[Any, YahtzeeSolution] = OrderedDict()
 _YAHTZEE_SOLUTIONS_KEPT = 3  # a full solution holds 8.6 M floats (69 MB)
-_YAHTZEE_Q_MEMO: dict[tuple, np.ndarray] = {}  # by the game (joker, boxes) and position
-_YAHTZEE_Q_MEMO_SIZE = 200_000  # about 80 MB of action values at most
 
 
 @dataclass(frozen=True, eq=False)
@@ -312,21 +310,9 @@ def yahtzee_positions(observations: np.ndarray) -> np.ndarray:
 
 def yahtzee_action_values(solution: YahtzeeSolution, observations: np.ndarray) -> np.ndarray:
     """(n, 45) Q* of every action at a batch of Yahtzee observations (NaN for illegal ones),
-    by `YahtzeeSolution.action_values`, one observation at a time (about a millisecond
-    each), answers kept for the next call. The one place to swap in a batched query."""
-    result = np.empty((len(observations), 32 + NUM_BOXES))
-    for i, (filled, upper, flag, dice, rolls) in enumerate(
-        yahtzee_positions(observations).tolist()
-    ):
-        key = (solution.model.joker, solution.model.boxes, filled, upper, flag, dice, rolls)
-        values = _YAHTZEE_Q_MEMO.get(key)
-        if values is None:
-            if len(_YAHTZEE_Q_MEMO) >= _YAHTZEE_Q_MEMO_SIZE:
-                _YAHTZEE_Q_MEMO.clear()
-            values = solution.action_values(TurnState(filled, upper, bool(flag)), dice, rolls)
-            _YAHTZEE_Q_MEMO[key] = values
-        result[i] = values
-    return result
+    by `YahtzeeSolution.action_values_batch`: each distinct score card's turn is solved once
+    for the whole batch."""
+    return solution.action_values_batch(np.asarray(observations, dtype=np.int64))
 
 
 class _ObservationBatch:

@@ -511,6 +511,7 @@ register_game(
     summary="solitaire Yahtzee: 13 turns of five dice and two rerolls, official scoring and "
     "bonuses, a choice of joker rule",
     references=[VERHOEFF_1999, GLENN_2006],
+    policies=["score-at-once", "greedy-turn"],
     tables=False,
     tables_refused=_yahtzee_tables,
     entry_point="dice_envs.envs.yahtzee:YahtzeeEnv",
