@@ -311,9 +311,12 @@ def _follow(
     """One turn, solved inside: the policy's and the optimum's occupancies through it, level
     by level, with the bookkeeping of `sweep_turns` (`card`: this state's open bits, joker
     flag, joker bits, pair rewards and joker rewards; `actions`, `weights` (3, 252, M) and
-    `out` (1 + 2 * 44,) this state's)."""
+    `out` (1 + 2 * 44,) this state's). A policy that does not reach the state (`reach` 0)
+    is not followed through it, nor is the optimum: what they would do there weighs nothing
+    (the policy's turn there is left empty, its value is never used)."""
     open_bits, jokered, joker_bits, pair_reward, joker_reward = card
-    occ, opt = _ROLL.copy(), _ROLL.copy()
+    occ = _ROLL * (reach > 0.0)
+    opt = _ROLL * (optimal_reach > 0.0)
     keep_mass, opt_keep_mass = np.empty(NUM_KEEPS), np.empty(NUM_KEEPS)
     by_choice = np.zeros(NUM_CHOICES * NUM_CHOICES)
     out[:] = 0.0

@@ -3,10 +3,12 @@
 The game has about 400 million decision states (536,320 turn-start states, each with 756
 situations inside its turn: 252 dice multisets with 2, 1 or 0 rolls left), too many for tables
 or per-state arrays. The evaluation sweeps the turn-start states forward, layer by layer (a
-turn fills one box), `CHUNK` at a time, and asks the policy once for every decision of the
-chunk in one batch. Inside each turn it follows the policy's choices as the env plays them
-(`Yahtzee.played_actions`: a duplicate reroll plays as its legal twin, any other forbidden
-action scores in the first legal box), giving per turn-start state the policy's expected
+turn fills one box), `CHUNK` at a time, and asks the policy for every decision of the chunk
+(`ASK_STATES` turn-start states per call). Inside each turn, solved again from the solution's
+turn-start values by compiled loops (`baselines.yahtzee_compiled`; the same sweep in plain
+numpy, ``method="numpy"``, is their test oracle), it follows the policy's choices as the env
+plays them (`Yahtzee.played_actions`: a duplicate reroll plays as its legal twin, any other
+forbidden action scores in the first legal box), giving per turn-start state the policy's expected
 points this turn and its distribution over the next turn-start states. Then:
 
 - the policy's value: backward induction over the turn-start states with those turns,
@@ -18,7 +20,8 @@ points this turn and its distribution over the next turn-start states. Then:
   what the policy played against what the optimum plays;
 - agreement as `baselines.Evaluation` defines it: the share of the optimal policy's expected
   decisions in which the policy plays an optimal action, by the optimal policy's occupancies,
-  swept forward alongside.
+  swept forward alongside. The optimal policy followed is `YahtzeeSolution.actions`' (the
+  lowest-numbered of the best actions on exact ties).
 """
 
 from __future__ import annotations
@@ -100,8 +103,8 @@ class YahtzeeEvaluation:
             plays an optimal action (a stochastic policy: its probability of one), in [0, 1].
         seconds: the evaluation's wall time (the optimum's solve, kept per game arguments,
             excluded), `policy_seconds` of it inside the policy's calls.
-        policy_seconds: the time spent asking the policy (building its observations and masks
-            included).
+        policy_seconds: the time inside the policy's calls (its own inference; building its
+            observations and masks is the evaluation's own work, outside it).
         decisions_asked: how many observations the policy was asked about.
         losses_by_turn: (turns, 3): the expected points lost at the decisions of turn t + 1
             (columns `DECISIONS`: with 2, 1, 0 rolls left), weighted by the policy's

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import baselines
-from baselines.yahtzee import solve_yahtzee
 from baselines.yahtzee_evaluation import CHOICES, evaluate_yahtzee, optimal_solution
 from dice_envs.envs.yahtzee import observation_of
 from dice_envs.games.yahtzee import TurnState, Yahtzee, dice_index
@@ -237,9 +236,10 @@ def test_bad_input_is_refused():
 
 
 @pytest.mark.slow
-def test_optimal_policy_scores_the_optimum_on_the_full_game():
-    """The full game once: the batched optimal policy, asked for every decision state."""
-    solution = solve_yahtzee(joker="verhoeff")
+def test_optimal_policy_scores_the_optimum_on_the_full_game(verhoeff_solution):
+    """The full game once: the batched optimal policy, asked for every decision state (215
+    million; about 2 minutes on a loaded machine, most of it the policy parsing them)."""
+    solution = verhoeff_solution
     evaluation = evaluate_yahtzee(solution.policy(), solution=solution)
     assert evaluation.value == pytest.approx(solution.value, abs=1e-9)
     assert evaluation.agreement == pytest.approx(1.0, abs=1e-12)
