@@ -115,6 +115,16 @@ class BoxRows:
         self.points = np.array(pair_points, dtype=_I64)
         self.yahtzee = np.array(pair_yahtzee, dtype=bool)
         self.box = np.array(pair_box, dtype=_I64)
+        # Each pair's reward and next (upper total, flag) from every (upper total, flag) of
+        # the card, by the model's `score_result`, once: a batch then only gathers them.
+        upper, flag = np.divmod(np.arange(2 * 64), 2)
+        reward, next_upper, next_flag = model.score_result(
+            upper[None, :], flag[None, :] == 1, self.box[:, None], self.points[:, None],
+            self.yahtzee[:, None],
+        )  # fmt: skip
+        self.reward = np.ascontiguousarray(reward, dtype=np.float64)  # (pairs, 128)
+        self.next_upper = next_upper.astype(_I64)  # (pairs, 128)
+        self.next_flag = next_flag.astype(_I64)
 
 
 @dataclass
@@ -154,11 +164,14 @@ def turn_tables(model: Yahtzee, rows: BoxRows, values, filled, upper, flag) -> T
     """The `TurnTables` of turn-start states (arrays `filled`, `upper`, `flag`), from the
     optimum's turn-start values `values` (dense, `state_index`)."""
     box = rows.box[:, None]
-    reward, next_upper, next_flag = model.score_result(
-        upper[None, :], flag[None, :], box, rows.points[:, None], rows.yahtzee[:, None]
+    card = np.asarray(upper, dtype=_I64) * 2 + np.asarray(flag, dtype=_I64)
+    reward = rows.reward[:, card]  # (pairs, B)
+    filled = np.asarray(filled, dtype=_I64)
+    after = state_index(
+        filled[None, :] | 1 << box, rows.next_upper[:, card], rows.next_flag[:, card]
     )
-    worth = reward + values[state_index(filled[None, :] | 1 << box, next_upper, next_flag)]
-    worth = np.where(filled[None, :] >> box & 1 == 1, -np.inf, worth)
+    worth = reward + values[after]
+    worth[filled[None, :] >> box & 1 == 1] = -np.inf
     batch = len(filled)
     pair_worth = np.full((batch, len(rows.box) + 1), -np.inf)
     pair_worth[:, :-1] = worth.T

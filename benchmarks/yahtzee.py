@@ -79,6 +79,7 @@ print(json.dumps({{
     "policy_seconds": evaluation.policy_seconds,
     "decisions_asked": evaluation.decisions_asked,
     "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "cpu_seconds": time.process_time(),
 }}))
 """
 EVALUATION_POLICIES = ("numpy", "maskable-ppo")
