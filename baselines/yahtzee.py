@@ -20,9 +20,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
+from baselines.yahtzee_compiled import BoxRows, best_actions, turn_tables
 from dice_envs.envs.yahtzee import OBSERVATION_NVEC
 from dice_envs.games.rule import Rule
 from dice_envs.games.yahtzee import (
@@ -338,11 +340,32 @@ class YahtzeeSolution:
 
     def actions(self, observations) -> np.ndarray:
         """The optimal action of each observation ((n,) int64 for (n, 22); the lowest-numbered
-        one on exact ties); 32 for a final observation, where no action is legal."""
-        values = self.action_values_batch(observations)
-        values = np.where(np.isnan(values), -np.inf, values)
-        best = values.argmax(axis=-1)
-        return np.where(np.isfinite(values.max(axis=-1)), best, 32)
+        one on exact ties); 32 for a final observation, where no action is legal. Each
+        distinct turn-start state among the observations is solved inside once (compiled,
+        `CHUNK` states at a time), and every decision of its turn answered from it."""
+        observations = np.asarray(observations)
+        single = observations.ndim == 1
+        rows = observations.reshape(-1, len(OBSERVATION_NVEC)) if single else observations
+        filled, upper, flag, dice, rolls_left, final = parse_observations(
+            self.model, rows, self.state_values
+        )
+        result = np.full(len(filled), 32, dtype=np.int64)
+        live = np.flatnonzero(~final)
+        unique, which = np.unique(state_index(filled, upper, flag)[live], return_inverse=True)
+        for lo in range(0, len(unique), CHUNK):
+            part = unique[lo : lo + CHUNK]
+            card = (part // 128, part // 2 % UPPER_LEVELS, part % 2 == 1)
+            tables = turn_tables(self.model, self._box_rows, self.state_values, *card)
+            args = (tables.pair_worth, tables.joker, tables.joker_worth, self._box_rows.rows)
+            best = best_actions(*args)  # (B, 3, 252)
+            inside = slice(None) if len(unique) <= CHUNK else (which >= lo) & (which < lo + CHUNK)
+            rows_in = live[inside]
+            result[rows_in] = best[which[inside] - lo, rolls_left[rows_in], dice[rows_in]]
+        return result[0] if single else result
+
+    @cached_property
+    def _box_rows(self) -> BoxRows:
+        return BoxRows(self.model)
 
     def policy(self) -> Rule:
         """The optimal policy as a batched policy (`dice_envs.policies.batched` form): int64

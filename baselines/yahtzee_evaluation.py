@@ -3,10 +3,12 @@
 The game has about 400 million decision states (536,320 turn-start states, each with 756
 situations inside its turn: 252 dice multisets with 2, 1 or 0 rolls left), too many for tables
 or per-state arrays. The evaluation sweeps the turn-start states forward, layer by layer (a
-turn fills one box), `CHUNK` at a time, and asks the policy once for every decision of the
-chunk in one batch. Inside each turn it follows the policy's choices as the env plays them
-(`Yahtzee.played_actions`: a duplicate reroll plays as its legal twin, any other forbidden
-action scores in the first legal box), giving per turn-start state the policy's expected
+turn fills one box), `CHUNK` at a time, and asks the policy for every decision of the chunk
+(`ASK_STATES` turn-start states per call). Inside each turn, solved again from the solution's
+turn-start values by compiled loops (`baselines.yahtzee_compiled`; the same sweep in plain
+numpy, ``method="numpy"``, is their test oracle), it follows the policy's choices as the env
+plays them (`Yahtzee.played_actions`: a duplicate reroll plays as its legal twin, any other
+forbidden action scores in the first legal box), giving per turn-start state the policy's expected
 points this turn and its distribution over the next turn-start states. Then:
 
 - the policy's value: backward induction over the turn-start states with those turns,
@@ -18,7 +20,8 @@ points this turn and its distribution over the next turn-start states. Then:
   what the policy played against what the optimum plays;
 - agreement as `baselines.Evaluation` defines it: the share of the optimal policy's expected
   decisions in which the policy plays an optimal action, by the optimal policy's occupancies,
-  swept forward alongside.
+  swept forward alongside. The optimal policy followed is `YahtzeeSolution.actions`' (the
+  lowest-numbered of the best actions on exact ties).
 """
 
 from __future__ import annotations
@@ -33,16 +36,25 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from baselines import yahtzee_compiled as compiled
 from baselines.yahtzee import (
-    _ORDER,
     _POSITION,
-    _REMOVE,
     DICE_ROWS,
     NUM_ACTIONS,
     YahtzeeSolution,
     _popcount,
     roll_levels,
     solve_yahtzee,
+)
+from baselines.yahtzee_compiled import (
+    NUM_SLOTS,
+    SLOT_BOX,
+    SLOT_OF,
+    SLOT_POINTS,
+    TIE_TOLERANCE,
+    BoxRows,
+    TurnTables,
+    turn_tables,
 )
 from dice_envs.envs.yahtzee import OBSERVATION_NVEC
 from dice_envs.games.seat_policy import PROBABILITY_TOLERANCE
@@ -51,18 +63,14 @@ from dice_envs.games.yahtzee import (
     DICE,
     FULL_CARD,
     IS_YAHTZEE,
-    KEEP_LEVEL_START,
     KEEP_OUTCOMES,
     NUM_BOXES,
-    NUM_DICE,
     NUM_DICE_SETS,
     NUM_KEEPS,
     NUM_STATE_SLOTS,
     REROLL_KEEP,
     REROLL_LEGAL,
     ROLL_PROBABILITIES,
-    YAHTZEE,
-    YAHTZEE_DICE,
     YAHTZEE_FACE,
     Yahtzee,
     state_index,
@@ -70,40 +78,16 @@ from dice_envs.games.yahtzee import (
 from dice_envs.policies import named_policy
 
 ENV_ID = "dice_envs/Yahtzee-v0"
-CHUNK = 256  # turn-start states per batch: the policy is asked 756 * CHUNK observations at once
+CHUNK = 256  # turn-start states per batch inside the sweep
+ASK_STATES = 64  # turn-start states per call of the policy (756 observations each): 8.5 MB of
+# observations stay in the processor's cache, where 34 MB (256 states) did not: twice as fast
 CHOICES = ("reroll",) + BOX_NAMES
 """The rows and columns of `YahtzeeEvaluation.losses_by_choice`: a reroll, or a box."""
 DECISIONS = ("2 rolls left", "1 roll left", "0 rolls left")
 """The columns of `YahtzeeEvaluation.losses_by_turn`, in the order a turn meets them."""
-TIE_TOLERANCE = 1e-9  # as `baselines.solvers`: an action within it of the best is optimal
 _SOLUTIONS: OrderedDict[Any, YahtzeeSolution] = OrderedDict()
 _KEEP_ROLLS = sparse.csr_matrix(KEEP_OUTCOMES.T)  # (252, 462): mass on keeps -> dice
 _FLAGS = (np.arange(FULL_CARD + 1)[:, None] >> np.arange(NUM_BOXES)) & 1
-
-
-def _slot_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where a scoring can lead, as 44 slots per turn-start state: an upper box with 0..5 dice
-    of its face (36), another lower box (6), the Yahtzee box with 0 or 50 (2). The next state
-    depends on the box and the dice only through the slot. Returns the slot of each (box,
-    dice), and each slot's box and points (for the next state; the reward is counted apart)."""
-    slot_of = np.zeros((NUM_BOXES, NUM_DICE_SETS), dtype=np.int64)
-    boxes, points = [], []
-    for box in range(6):
-        slot_of[box] = 6 * box + DICE[:, box]
-        boxes += [box] * 6
-        points += [(box + 1) * count for count in range(6)]
-    for box in (b for b in range(6, NUM_BOXES) if b != YAHTZEE):
-        slot_of[box] = len(boxes)
-        boxes.append(box)
-        points.append(0)
-    slot_of[YAHTZEE] = len(boxes) + IS_YAHTZEE
-    boxes += [YAHTZEE, YAHTZEE]
-    points += [0, 50]
-    return slot_of, np.array(boxes), np.array(points)
-
-
-SLOT_OF, SLOT_BOX, SLOT_POINTS = _slot_tables()
-NUM_SLOTS = len(SLOT_BOX)
 
 
 @dataclass
@@ -119,8 +103,8 @@ class YahtzeeEvaluation:
             plays an optimal action (a stochastic policy: its probability of one), in [0, 1].
         seconds: the evaluation's wall time (the optimum's solve, kept per game arguments,
             excluded), `policy_seconds` of it inside the policy's calls.
-        policy_seconds: the time spent asking the policy (building its observations and masks
-            included).
+        policy_seconds: the time inside the policy's calls (its own inference; building its
+            observations and masks is the evaluation's own work, outside it).
         decisions_asked: how many observations the policy was asked about.
         losses_by_turn: (turns, 3): the expected points lost at the decisions of turn t + 1
             (columns `DECISIONS`: with 2, 1, 0 rolls left), weighted by the policy's
@@ -288,125 +272,45 @@ def checked_answer(answer, observations: np.ndarray) -> np.ndarray:
 # -- one batch of turns: the optimum inside, the policy's answers ----------------------------
 
 
-class _BoxRows:
-    """Per box in play, the distinct (points, Yahtzee roll) pairs its dice score on an empty
-    card: a scoring's reward and next state depend on the dice only through its pair (the
-    model's contract; jokers apart), so they are computed per pair, then spread to the dice.
-    `rows[b, d]` is the pair row of dice d in box b; boxes out of play point to a last row
-    that is never legal."""
-
-    def __init__(self, model: Yahtzee) -> None:
-        _, points = model.scoring(model.absent, np.arange(NUM_DICE_SETS))
-        rows = np.full((NUM_BOXES, NUM_DICE_SETS), -1, dtype=np.int64)
-        pair_points, pair_yahtzee, pair_box = [], [], []
-        for box in model.boxes:
-            distinct, inverse = np.unique(points[:, box] * 2 + IS_YAHTZEE, return_inverse=True)
-            rows[box] = len(pair_points) + inverse.ravel()
-            pair_points += (distinct // 2).tolist()
-            pair_yahtzee += (distinct % 2 == 1).tolist()
-            pair_box += [box] * len(distinct)
-        rows[rows < 0] = len(pair_points)
-        self.rows = rows
-        self.points = np.array(pair_points, dtype=np.int64)
-        self.yahtzee = np.array(pair_yahtzee, dtype=bool)
-        self.box = np.array(pair_box, dtype=np.int64)
-
-
 @dataclass
 class _Turns:
     """The optimum inside a batch of B turns (arrays (rows, B), dice in `DICE` order, keeps
-    in `KEEPS` order): `box_worth` (13, 252, B) reward + V* of scoring (-inf where illegal),
-    `rewards` (pairs + 1, B) the reward per `_BoxRows` pair, `joker_rewards` (B, 6, 13) the
-    jokers' (0 elsewhere), `legal_bits` (252, B), `dice_values[r]` V* with r rolls left,
-    `keep_values[r]` a keep's value with r rolls left after the roll, `rerolls[r]` whether
-    the optimum rerolls (to `best_keeps[r]`) rather than scoring (in `best_box`)."""
+    in `KEEPS` order): `tables` the scorings, `box_worth` (13, 252, B) reward + V* of
+    scoring (-inf where illegal), `legal_bits` (252, B), `dice_values[r]` V* with r rolls
+    left, `keep_values[r]` a keep's value with r rolls left after the roll, `best[r]` the
+    lowest-numbered optimal action (0..44: as `YahtzeeSolution.actions`)."""
 
-    filled: np.ndarray
+    tables: TurnTables
     box_worth: np.ndarray
-    rewards: np.ndarray
-    joker: np.ndarray
-    joker_rewards: np.ndarray
     legal_bits: np.ndarray
     dice_values: list = field(default_factory=list)
     keep_values: list = field(default_factory=list)
-    rerolls: list = field(default_factory=list)
-    best_keeps: list = field(default_factory=list)
-    best_box: np.ndarray | None = None
+    best: list = field(default_factory=list)
     joker_rows: np.ndarray | None = None  # (252 * B,) dice-major: the jokers
 
 
-def _box_tables(model: Yahtzee, rows: _BoxRows, values, filled, upper, flag) -> _Turns:
-    """Rewards and optimal worth of every scoring in a batch of turn-start states."""
-    box = rows.box[:, None]
-    reward, next_upper, next_flag = model.score_result(
-        upper[None, :], flag[None, :], box, rows.points[:, None], rows.yahtzee[:, None]
-    )
-    worth = reward + values[state_index(filled[None, :] | 1 << box, next_upper, next_flag)]
-    worth = np.where(filled[None, :] >> box & 1 == 1, -np.inf, worth)
-    never = np.full((1, len(filled)), -np.inf)
-    box_worth = np.concatenate((worth, never)).take(rows.rows, axis=0)
-    rewards = np.concatenate((reward, np.zeros_like(never)))
-    joker = model.is_joker(filled, YAHTZEE_DICE[0])
-    joker_rewards = np.zeros((len(filled), 6, NUM_BOXES))
-    bits = np.broadcast_to((FULL_CARD & ~filled)[:, None], (len(filled), NUM_DICE_SETS)).copy()
-    where = np.flatnonzero(joker)
-    if len(where):  # a Yahtzee with the Yahtzee box filled: the joker rules, in general
-        legal, points = model.scoring(filled[where, None], YAHTZEE_DICE[None, :])
-        boxes = np.arange(NUM_BOXES)
-        reward_j, upper_j, flag_j = model.score_result(
-            upper[where, None, None], flag[where, None, None], boxes, points, True
-        )
-        after = state_index(filled[where, None, None] | 1 << boxes, upper_j, flag_j)
-        worth_j = np.where(legal, reward_j + values[after], -np.inf)
-        box_worth[:, YAHTZEE_DICE[:, None], where[None, :]] = worth_j.transpose(2, 1, 0)
-        joker_rewards[where] = reward_j
-        bits[where[:, None], YAHTZEE_DICE[None, :]] = (legal << boxes).sum(axis=-1)
-    turns = _Turns(filled, box_worth, rewards, joker, joker_rewards, bits.T.copy())
-    turns.joker_rows = (IS_YAHTZEE[:, None] & joker[None, :]).ravel()
+def _turns_of(tables: TurnTables, rows: BoxRows) -> _Turns:
+    """The batch's scorings spread to every box and dice multiset."""
+    turns = _Turns(tables, tables.box_worth(rows), tables.legal_bits())
+    turns.joker_rows = (IS_YAHTZEE[:, None] & tables.joker[None, :]).ravel()
     return turns
 
 
-def _best_reroll_and_keep(levels: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Per dice multiset (solver's internal rows), the best keep strictly inside it: its value
-    and its internal keep row (the solver's `best_reroll`, tracking where the best is)."""
-    start = KEEP_LEVEL_START
-    best = levels[0]
-    where = np.zeros(best.shape, dtype=np.int64)
-    for n in range(1, NUM_DICE + 1):
-        slots = _REMOVE[n]
-        inner, inner_at = best.take(slots[0], axis=0), where.take(slots[0], axis=0)
-        for column in slots[1:]:
-            k = len(column)
-            other, other_at = best.take(column, axis=0), where.take(column, axis=0)
-            better = other > inner[:k]
-            inner[:k] = np.where(better, other, inner[:k])
-            inner_at[:k] = np.where(better, other_at, inner_at[:k])
-        if n == NUM_DICE:
-            return inner, inner_at
-        own = levels[n] >= inner  # the keep itself on ties: the fewest dice rerolled
-        rows = np.arange(start[n], start[n + 1])[:, None]
-        best = np.where(own, levels[n], inner)
-        where = np.where(own, rows, inner_at)
-    raise AssertionError("unreachable")
-
-
 def _solve_inside(turns: _Turns) -> None:
-    """The optimal values and choices inside the turns, from their scoring worth."""
-    scores = turns.box_worth.max(axis=0)
-    turns.best_box = turns.box_worth.argmax(axis=0)
-    internal = np.empty_like(scores)
-    internal[DICE_ROWS] = scores
-    dice = [internal]
-    turns.rerolls, turns.best_keeps = [None], [None]
+    """The optimal values and actions inside the turns, from their scoring worth: every
+    action's value, then the first of the best (plain numpy, the compiled loops' oracle)."""
+    worth = turns.box_worth.transpose(1, 0, 2)  # (252, 13, B)
+    turns.dice_values = [worth.max(axis=1)]
+    turns.best = [32 + worth.argmax(axis=1)]
     for _ in range(2):
-        levels = roll_levels(dice[-1])
-        turns.keep_values.append(np.concatenate(levels)[_POSITION])
-        best, at = _best_reroll_and_keep(levels)
-        rerolls = best > internal
-        dice.append(np.where(rerolls, best, internal))
-        turns.rerolls.append(rerolls[DICE_ROWS])
-        turns.best_keeps.append(_ORDER[at[DICE_ROWS]])
-    turns.dice_values = [values[DICE_ROWS] for values in dice]
+        internal = np.empty_like(turns.dice_values[-1])
+        internal[DICE_ROWS] = turns.dice_values[-1]
+        keeps = np.concatenate(roll_levels(internal))[_POSITION]  # (462, B), `KEEPS` order
+        turns.keep_values.append(keeps)
+        rerolls = np.where(REROLL_LEGAL[..., None], keeps[REROLL_KEEP], -np.inf)
+        values = np.concatenate((rerolls, worth), axis=1)  # (252, 45, B)
+        turns.dice_values.append(values.max(axis=1))
+        turns.best.append(values.argmax(axis=1))
 
 
 def _observations(filled, upper, flag) -> np.ndarray:
@@ -447,11 +351,13 @@ def next_slots(model: Yahtzee, filled, upper, flag) -> np.ndarray:
 class _Sweep:
     """The forward sweep of one evaluation: occupancies of the policy (`reach`) and of the
     optimum (`optimal_reach`) over the turn-start states, the aggregates, and per swept state
-    the policy's turn (expected reward and slot probabilities) for the backward induction."""
+    the policy's turn (expected reward and slot probabilities) for the backward induction.
+    This one follows the turns inside with the compiled loops of `baselines.yahtzee_compiled`;
+    `_NumpySweep` is the same in plain numpy (their test oracle)."""
 
     def __init__(self, solution: YahtzeeSolution, asker: _Asker) -> None:
         self.solution, self.model, self.asker = solution, solution.model, asker
-        self.rows = _BoxRows(self.model)
+        self.rows = BoxRows(self.model)
         turns = self.model.num_turns
         self.reach = np.zeros(NUM_STATE_SLOTS)
         self.optimal_reach = np.zeros(NUM_STATE_SLOTS)
@@ -465,26 +371,110 @@ class _Sweep:
         self.policy_seconds, self.asked = 0.0, 0
         self.stored: list[tuple[np.ndarray, ...]] = []
 
-    def ask(self, turns: _Turns, upper, flag) -> np.ndarray:
+    def ask(self, tables: TurnTables, filled, upper, flag) -> np.ndarray:
         """The policy's answers for every decision of the batch: (B, 3, 252) actions or
-        (B, 3, 252, 45) probabilities (rolls left 0..2)."""
-        start = time.perf_counter()
-        obs = _observations(turns.filled, upper, flag)
-        masks = _masks(turns.legal_bits.T) if self.asker.needs_masks else None
-        answer = checked_answer(self.asker.ask(obs, masks), obs)
-        self.policy_seconds += time.perf_counter() - start
-        self.asked += len(obs)
+        (B, 3, 252, 45) probabilities (rolls left 0..2), asked `ASK_STATES` turn-start
+        states at a time. `policy_seconds` counts the time inside the policy's calls only."""
+        answers = []
+        for lo in range(0, len(filled), ASK_STATES):
+            part = slice(lo, lo + ASK_STATES)
+            obs, masks = self.observations(tables, filled, upper, flag, part)
+            start = time.perf_counter()
+            answer = self.asker.ask(obs, masks)
+            self.policy_seconds += time.perf_counter() - start
+            answers.append(checked_answer(answer, obs))
+            self.asked += len(obs)
+        answer = answers[0] if len(answers) == 1 else np.concatenate(answers)
         return answer.reshape((len(upper), 3, NUM_DICE_SETS) + answer.shape[1:])
 
+    def observations(self, tables: TurnTables, filled, upper, flag, part: slice) -> tuple:
+        """The decisions of the batch's states `part` as observations, and their masks if the
+        policy takes them."""
+        filled, upper, flag = filled[part], upper[part], flag[part].astype(np.int64)
+        obs = np.empty((len(filled) * 3 * NUM_DICE_SETS, len(OBSERVATION_NVEC)), dtype=np.int64)
+        compiled.fill_observations(filled, upper, flag, obs)
+        if not self.asker.needs_masks:
+            return obs, None
+        masks = np.empty((len(obs), NUM_ACTIONS), dtype=bool)
+        bits = (tables.open_bits[part], tables.joker[part], tables.joker_bits[part])
+        compiled.fill_masks(*bits, masks)
+        return obs, masks
+
     def chunk(self, turn: int, filled, upper, flag) -> None:
-        """Sweep one batch of turn-start states of one layer (turn index `turn`). Inside, the
-        decisions are laid out dice-major: row ``d * B + s`` is dice d in state s."""
-        turns = _box_tables(self.model, self.rows, self.solution.state_values, filled, upper, flag)
-        _solve_inside(turns)
-        answer = self.ask(turns, upper, flag)
+        """Sweep one batch of turn-start states of one layer (turn index `turn`)."""
+        values = self.solution.state_values
+        tables = turn_tables(self.model, self.rows, values, filled, upper, flag)
+        answer = self.ask(tables, filled, upper, flag)
         slots = state_index(filled, upper, flag)
         reach, optimal_reach = self.reach[slots], self.optimal_reach[slots]
-        batch = len(filled)
+        rewards, slot_mass, optimal_slot_mass = self.turns(
+            turn, tables, answer, reach, optimal_reach
+        )
+        after = next_slots(self.model, filled, upper, flag).ravel()
+        np.add.at(self.reach, after, (reach[:, None] * slot_mass).ravel())
+        np.add.at(self.optimal_reach, after, (optimal_reach[:, None] * optimal_slot_mass).ravel())
+        np.add.at(self.fills[turn], SLOT_BOX, reach @ slot_mass)
+        np.add.at(self.optimal_fills[turn], SLOT_BOX, optimal_reach @ optimal_slot_mass)
+        self.stored.append((filled, upper, flag, rewards, slot_mass))
+
+    def turns(self, turn, tables, answer, reach, optimal_reach) -> tuple[np.ndarray, ...]:
+        """Inside the batch's turns: the policy's expected reward (B,), its and the optimum's
+        probabilities of each scoring slot (B, 44); adds the losses and the agreement."""
+        batch = len(reach)
+        if answer.ndim == 3:
+            actions, weights = answer[..., None], np.ones((1, 1, 1, 1))
+            weights = np.broadcast_to(weights, actions.shape)
+        else:
+            actions = np.broadcast_to(np.arange(NUM_ACTIONS), answer.shape)
+            weights = answer
+        out = np.empty((batch, 1 + 2 * NUM_SLOTS))
+        choices = len(CHOICES) ** 2
+        sums = np.zeros(3 + choices + 2)
+        args = (*compiled.fields(tables), self.rows.rows, actions, weights, reach, optimal_reach)
+        compiled.sweep_turns(*args, out, sums)
+        self.losses_by_turn[turn] += sums[:3]
+        self.losses_by_choice += sums[3 : 3 + choices]
+        self.agreeing += sums[-2]
+        self.optimal_decisions += sums[-1]
+        return out[:, 0], out[:, 1 : 1 + NUM_SLOTS], out[:, 1 + NUM_SLOTS :]
+
+    def forward(self, chunk: int) -> None:
+        """Sweep the turn-start states either policy reaches, layer by layer."""
+        filled, upper, flag = self.model.turn_start_states()
+        layer = _popcount(filled) - _popcount(self.model.absent)
+        bounds = np.searchsorted(layer, np.arange(self.model.num_turns + 1))
+        for turn in range(self.model.num_turns):
+            lo, hi = bounds[turn], bounds[turn + 1]
+            slots = state_index(filled[lo:hi], upper[lo:hi], flag[lo:hi])
+            live = (self.reach[slots] > 0) | (self.optimal_reach[slots] > 0)
+            live = lo + np.flatnonzero(live)
+            for first in range(0, len(live), chunk):
+                rows = live[first : first + chunk]
+                self.chunk(turn, filled[rows], upper[rows], flag[rows])
+
+    def backward(self) -> np.ndarray:
+        """The policy's value of every swept turn-start state (dense, `state_index`; 0
+        elsewhere), by backward induction over the turns it plays."""
+        values = np.zeros(NUM_STATE_SLOTS)
+        for filled, upper, flag, rewards, slot_mass in reversed(self.stored):
+            after = next_slots(self.model, filled, upper, flag)
+            values[state_index(filled, upper, flag)] = rewards + (slot_mass * values[after]).sum(1)
+        return values
+
+
+class _NumpySweep(_Sweep):
+    """`_Sweep` in plain numpy: the oracle of the compiled loops. Inside a batch the
+    decisions are laid out dice-major: row ``d * B + s`` is dice d in state s."""
+
+    def observations(self, tables: TurnTables, filled, upper, flag, part: slice) -> tuple:
+        obs = _observations(filled[part], upper[part], flag[part])
+        masks = _masks(tables.legal_bits().T[part]) if self.asker.needs_masks else None
+        return obs, masks
+
+    def turns(self, turn, tables, answer, reach, optimal_reach) -> tuple[np.ndarray, ...]:
+        turns = _turns_of(tables, self.rows)
+        _solve_inside(turns)
+        batch = len(reach)
         grid = _Grid.of(batch)
         occupancy = np.repeat(ROLL_PROBABILITIES, batch)
         optimal = occupancy
@@ -499,14 +489,11 @@ class _Sweep:
                 *args, level, occupancy, optimal, turn, rewards, slot_mass
             )
             optimal = self._optimal_level(*args, optimal, optimal_slot_mass)
-        slot_mass = slot_mass.reshape(batch, NUM_SLOTS)
-        optimal_slot_mass = optimal_slot_mass.reshape(batch, NUM_SLOTS)
-        after = next_slots(self.model, filled, upper, flag).ravel()
-        np.add.at(self.reach, after, (reach[:, None] * slot_mass).ravel())
-        np.add.at(self.optimal_reach, after, (optimal_reach[:, None] * optimal_slot_mass).ravel())
-        np.add.at(self.fills[turn], SLOT_BOX, reach @ slot_mass)
-        np.add.at(self.optimal_fills[turn], SLOT_BOX, optimal_reach @ optimal_slot_mass)
-        self.stored.append((filled, upper, flag, rewards, slot_mass))
+        return (
+            rewards,
+            slot_mass.reshape(batch, NUM_SLOTS),
+            optimal_slot_mass.reshape(batch, NUM_SLOTS),
+        )
 
     def _policy_level(
         self, turns, grid, rolls_left, reach, optimal_reach, answer, occupancy, optimal, turn,
@@ -540,21 +527,19 @@ class _Sweep:
             worth = np.where(reroll, kept, worth)
             following = _rolled(keep[reroll], states[reroll], mass[reroll], batch)
         scored = mass if not rolls_left else np.where(reroll, 0.0, mass)
-        reward = turns.rewards.take(self.rows.rows.take(box_dice) * batch + states)
+        reward = turns.tables.pair_reward[states, self.rows.rows.take(box_dice)]
         joker = np.flatnonzero(turns.joker_rows if rows is None else turns.joker_rows.take(rows))
         if len(joker):
             where = (states[joker], YAHTZEE_FACE[dice[joker]], box[joker])
-            reward[joker] = turns.joker_rewards[where]
+            reward[joker] = turns.tables.joker_reward[where]
         rewards += np.bincount(states, scored * reward, minlength=batch)
         slot = SLOT_OF.take(box_dice)
         slot_mass += np.bincount(states * NUM_SLOTS + slot, scored, minlength=batch * NUM_SLOTS)
         value = pick(turns.dice_values[rolls_left])
         lost = reach.take(states) * mass * (value - worth)
         self.losses_by_turn[turn, 2 - rolls_left] += lost.sum()
-        best = 1 + pick(turns.best_box)
-        if rolls_left:
-            best = np.where(pick(turns.rerolls[rolls_left]), 0, best)
-        kind = np.where(reroll, 0, box + 1) * len(CHOICES) + best
+        best = pick(turns.best[rolls_left])
+        kind = np.where(reroll, 0, box + 1) * len(CHOICES) + np.where(best < 32, 0, best - 31)
         self.losses_by_choice += np.bincount(kind, lost, minlength=len(CHOICES) ** 2)
         good = worth >= value - TIE_TOLERANCE * np.maximum(1.0, np.abs(value))
         self.agreeing += float((optimal_reach.take(states) * pick(optimal) * weight) @ good)
@@ -568,41 +553,18 @@ class _Sweep:
         self.optimal_decisions += float(
             optimal.reshape(NUM_DICE_SETS, batch).sum(0) @ optimal_reach
         )
-        scoring = optimal
+        best = turns.best[rolls_left].ravel()
+        rerolls = best < 32
+        scoring = np.where(rerolls, 0.0, optimal)
         following = None
         if rolls_left:
-            rerolls = turns.rerolls[rolls_left].ravel()
-            keep = turns.best_keeps[rolls_left].ravel()
+            keep = REROLL_KEEP.take(grid.dice * 32 + (best & 31))
             following = _rolled(keep[rerolls], grid.states[rerolls], optimal[rerolls], batch)
-            scoring = np.where(rerolls, 0.0, optimal)
-        slot = SLOT_OF.take(turns.best_box.ravel() * NUM_DICE_SETS + grid.dice)
+        slot = SLOT_OF.take(np.maximum(best - 32, 0) * NUM_DICE_SETS + grid.dice)
         slot_mass += np.bincount(
             grid.states * NUM_SLOTS + slot, scoring, minlength=batch * NUM_SLOTS
         )
         return following
-
-    def forward(self, chunk: int) -> None:
-        """Sweep the turn-start states either policy reaches, layer by layer."""
-        filled, upper, flag = self.model.turn_start_states()
-        layer = _popcount(filled) - _popcount(self.model.absent)
-        bounds = np.searchsorted(layer, np.arange(self.model.num_turns + 1))
-        for turn in range(self.model.num_turns):
-            lo, hi = bounds[turn], bounds[turn + 1]
-            slots = state_index(filled[lo:hi], upper[lo:hi], flag[lo:hi])
-            live = (self.reach[slots] > 0) | (self.optimal_reach[slots] > 0)
-            live = lo + np.flatnonzero(live)
-            for first in range(0, len(live), chunk):
-                rows = live[first : first + chunk]
-                self.chunk(turn, filled[rows], upper[rows], flag[rows])
-
-    def backward(self) -> np.ndarray:
-        """The policy's value of every swept turn-start state (dense, `state_index`; 0
-        elsewhere), by backward induction over the turns it plays."""
-        values = np.zeros(NUM_STATE_SLOTS)
-        for filled, upper, flag, rewards, slot_mass in reversed(self.stored):
-            after = next_slots(self.model, filled, upper, flag)
-            values[state_index(filled, upper, flag)] = rewards + (slot_mass * values[after]).sum(1)
-        return values
 
 
 def _rolled(keeps: np.ndarray, states: np.ndarray, mass: np.ndarray, batch: int) -> np.ndarray:
@@ -632,6 +594,9 @@ class _Grid:
 _GRIDS: dict[int, _Grid] = {}
 
 
+SWEEPS = {"compiled": _Sweep, "numpy": _NumpySweep}
+
+
 # -- the entry point -----------------------------------------------------------------------------
 
 
@@ -656,6 +621,7 @@ def evaluate_yahtzee(
     deterministic: bool = True,
     solution: YahtzeeSolution | None = None,
     chunk: int = CHUNK,
+    method: str = "compiled",
 ) -> YahtzeeEvaluation:
     """The exact expected final score of `policy` on Yahtzee, its gap and where it loses.
 
@@ -672,8 +638,10 @@ def evaluate_yahtzee(
         obs_transform: maps a batch of raw observations to what the policy was trained on.
         deterministic: False to score an SB3 model by its action probabilities.
         solution: the game's optimum if already solved (else solved once and kept).
-        chunk: turn-start states per batch: the policy is asked 756 * chunk observations at
-            once.
+        chunk: turn-start states per batch (the policy is asked 756 observations per state,
+            for at most `ASK_STATES` states at once).
+        method: "compiled" (numba loops inside each turn) or "numpy" (the same sweep in plain
+            numpy, several times slower: the test oracle of the compiled one).
 
     Raises:
         ValueError: a policy in a form that cannot be asked in batches, answers outside the
@@ -682,9 +650,11 @@ def evaluate_yahtzee(
     solution = _checked_solution(joker, boxes, solution)
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
         raise ValueError(f"chunk must be an integer >= 1, got {chunk!r}")
+    if method not in SWEEPS:
+        raise ValueError(f"method must be one of {sorted(SWEEPS)}, got {method!r}")
     asker = policy_asker(policy, solution.model, obs_transform, deterministic)
     start = time.perf_counter()
-    sweep = _Sweep(solution, asker)
+    sweep = SWEEPS[method](solution, asker)
     sweep.forward(chunk)
     value = float(sweep.backward()[state_index(*solution.model.start)])
     gap = solution.value - value

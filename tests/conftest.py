@@ -48,3 +48,12 @@ def registrations_do_not_leak():
     yield
     for env_id in set(dice_envs.GAMES) - before:
         dice_envs.unregister_game(env_id)
+
+
+@pytest.fixture(scope="session")
+def verhoeff_solution():
+    """Full-game Yahtzee under the Verhoeff reading, solved once per test session (about 6 s
+    of CPU), for every test file that needs the full game."""
+    from baselines.yahtzee import solve_yahtzee  # here: most sessions never need it
+
+    return solve_yahtzee(joker="verhoeff")

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import baselines
-from baselines.yahtzee import solve_yahtzee
 from baselines.yahtzee_evaluation import CHOICES, evaluate_yahtzee, optimal_solution
 from dice_envs.envs.yahtzee import observation_of
 from dice_envs.games.yahtzee import TurnState, Yahtzee, dice_index
@@ -138,6 +137,26 @@ def test_evaluation_equals_plain_recursion_on_reduced_games(boxes, joker, name):
     assert 0.0 <= evaluation.agreement < 1.0
 
 
+COMPARED = ("value", "gap", "agreement", "losses_by_turn", "losses_by_choice", "fills",
+            "optimal_fills")  # fmt: skip
+
+
+@pytest.mark.parametrize("boxes, joker", GAMES, ids=str)
+def test_compiled_sweep_equals_numpy_sweep(boxes, joker):
+    """The compiled loops against their plain numpy oracle, every aggregate, on every reduced
+    game with a deterministic, a stochastic and the optimal policy (chunks of 5 states)."""
+    solution = optimal_solution(joker, boxes)
+    for policy in (POLICIES["any_action"], POLICIES["mixed"], solution.policy()):
+        numpy = evaluate_yahtzee(policy, solution=solution, chunk=5, method="numpy")
+        fast = evaluate_yahtzee(policy, solution=solution, chunk=5)
+        for name in COMPARED:
+            np.testing.assert_allclose(
+                getattr(fast, name), getattr(numpy, name), rtol=0, atol=1e-12, err_msg=name
+            )
+        assert fast.decisions_asked == numpy.decisions_asked
+        assert fast.turn_start_states == numpy.turn_start_states
+
+
 @pytest.mark.parametrize("boxes, joker", GAMES, ids=str)
 def test_optimal_policy_scores_the_optimum_on_reduced_games(boxes, joker):
     solution = optimal_solution(joker, boxes)
@@ -202,6 +221,8 @@ def test_bad_input_is_refused():
         evaluate_yahtzee(batched(lambda obs: np.full(len(obs), 45)), solution=solution)
     with pytest.raises(ValueError, match="sum to 1"):
         evaluate_yahtzee(batched(lambda obs: np.full((len(obs), 45), 0.5)), solution=solution)
+    with pytest.raises(ValueError, match="method must be one of"):
+        evaluate_yahtzee(solution, solution=solution, method="fortran")
     with pytest.raises(ValueError, match="chunk"):
         evaluate_yahtzee(solution, solution=solution, chunk=0)
     with pytest.raises(ValueError, match="disagree"):
@@ -215,9 +236,10 @@ def test_bad_input_is_refused():
 
 
 @pytest.mark.slow
-def test_optimal_policy_scores_the_optimum_on_the_full_game():
-    """The full game once: the batched optimal policy, asked for every decision state."""
-    solution = solve_yahtzee(joker="verhoeff")
+def test_optimal_policy_scores_the_optimum_on_the_full_game(verhoeff_solution):
+    """The full game once: the batched optimal policy, asked for every decision state (215
+    million; about 2 minutes on a loaded machine, most of it the policy parsing them)."""
+    solution = verhoeff_solution
     evaluation = evaluate_yahtzee(solution.policy(), solution=solution)
     assert evaluation.value == pytest.approx(solution.value, abs=1e-9)
     assert evaluation.agreement == pytest.approx(1.0, abs=1e-12)

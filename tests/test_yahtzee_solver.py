@@ -123,12 +123,6 @@ def test_known_single_box_values():
     assert solve_yahtzee(boxes=["yahtzee"]).value == pytest.approx(50 * 0.0460286, abs=1e-5)
 
 
-@pytest.fixture(scope="session")
-def verhoeff_solution():
-    """The full game under the Verhoeff reading, solved once per session (about 6 s of CPU)."""
-    return solve_yahtzee(joker="verhoeff")
-
-
 def test_published_optimum_under_the_verhoeff_reading(verhoeff_solution):
     assert verhoeff_solution.value == pytest.approx(PUBLISHED_OPTIMUM, abs=1e-4)
     assert verhoeff_solution.num_states == len(Yahtzee().turn_start_states()[0])
