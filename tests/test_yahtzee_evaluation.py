@@ -112,11 +112,11 @@ CASES = [
     *[(["chance"], "forced", name) for name in POLICIES],
     (["fours", "yahtzee"], "forced", "any_action"),
     (["fours", "yahtzee"], "forced", "keep_high"),
-    pytest.param(["fours", "yahtzee"], "forced", "mixed", marks=pytest.mark.slow),  # 3 min
+    pytest.param(["fours", "yahtzee"], "forced", "mixed", marks=pytest.mark.verify),  # 3 min
     (["sixes", "full_house", "yahtzee"], "verhoeff", "any_action"),
-    pytest.param(["sixes", "full_house", "yahtzee"], "verhoeff", "mixed", marks=pytest.mark.slow),
+    pytest.param(["sixes", "full_house", "yahtzee"], "verhoeff", "mixed", marks=pytest.mark.verify),
     pytest.param(
-        ["twos", "small_straight", "yahtzee"], "free", "keep_high", marks=pytest.mark.slow
+        ["twos", "small_straight", "yahtzee"], "free", "keep_high", marks=pytest.mark.verify
     ),
 ]
 
@@ -235,7 +235,7 @@ def test_bad_input_is_refused():
         solution.action_values_batch(np.zeros((1, 22), dtype=np.int64))
 
 
-@pytest.mark.slow
+@pytest.mark.verify
 def test_optimal_policy_scores_the_optimum_on_the_full_game(verhoeff_solution):
     """The full game once: the batched optimal policy, asked for every decision state (215
     million; about 2 minutes on a loaded machine, most of it the policy parsing them)."""
