@@ -957,13 +957,14 @@ def make_report(
     targets: list[Target] | None = None,
 ) -> Report:
     """Draw the figures into `out`, write `out`/report.md and return the report's parts.
-    `targets`: what the targets table checks (default: `configs`/targets.yaml if there is
-    one)."""
+    `targets`: what the targets table checks (default: at the full budget,
+    `configs`/targets.yaml if there is one; none at another budget)."""
     out = Path(out)
     groups = collect(configs, budget, runs, games)
     if targets is None:
+        # The targets are the full budget's: a shorter budget's runs are not held to them.
         targets_file = Path(configs) / TARGETS_FILE
-        targets = load_targets(targets_file) if targets_file.exists() else []
+        targets = load_targets(targets_file) if budget == "full" and targets_file.exists() else []
     out.mkdir(parents=True, exist_ok=True)
     by_game = figure_groups(groups)
     titles, valued = _gap_figures(groups, by_game, budget, out)
