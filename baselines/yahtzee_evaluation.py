@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from baselines import yahtzee_compiled as compiled
+import baselines.yahtzee_compiled as compiled
 from baselines.yahtzee import (
     _POSITION,
     DICE_ROWS,

@@ -135,18 +135,15 @@ def register_game(
             id with each.
         summary: one line saying what the game is.
         references: `Reference`s of where its rules and published numbers come from.
-        policies: the named policies its pages and reports score (names the model's
-            `named_policy` takes).
+        policies: the named policies its pages and reports score (`named_policy` names).
         tables_refused: for a game too large for tables: `f(kwargs)` gives why its tables
             can not be built at those arguments, None where they can.
         tables: False for a game with no tables in general: its model gives its structure
             (turn-start states, the graph inside a turn) and its own env classes, named by
             `entry_point` and `vector_entry_point`, play it. Without `tables_refused` it has
             no tables at any arguments; with it, tables where that allows them.
-        entry_point: "module:attribute" of the env (default: the one env of every game
-            with tables).
-        vector_entry_point: "module:attribute" of the native vector env (default: the one
-            vector env of every game with tables).
+        entry_point: "module:attribute" of the env (default: the table games' env).
+        vector_entry_point: "module:attribute" of the native vector env (default: ditto).
 
     Returns:
         The registry entry (also `game(env_id)`).

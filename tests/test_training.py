@@ -38,7 +38,9 @@ def test_every_config_loads_for_its_budgets():
     assert selfplay == {
         "pig/selfplay_qlearning.yaml", "pig/selfplay_ppo.yaml", "simultaneous_hog/selfplay_ppo.yaml"
     }  # fmt: skip
-    full_only = {p for p in paths if p.stem in defaults or p.parent.name == "simultaneous_hog"}
+    full_only = {
+        p for p in paths if p.stem in defaults or p.parent.name in ("simultaneous_hog", "yahtzee")
+    }
     algos_by_id: dict[str, set[str]] = {}
     for path in paths:
         for budget in ("full",) if path in full_only else ("quick", "full"):

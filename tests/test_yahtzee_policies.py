@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dice_envs  # noqa: F401  (registers the ids)
-from dice_envs.games import yahtzee_policies
+from dice_envs.games import yahtzee as yahtzee_policies
 from dice_envs.games.yahtzee import (
     BOX_NAMES,
     FULL_CARD,

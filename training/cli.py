@@ -31,7 +31,8 @@ from baselines.arguments import parse_kwargs
 from dice_envs import GAMES, env_ids
 from dice_envs.games.yahtzee import JOKER_RULES
 from dice_envs.policies import named_policy, policy_names
-from training.play import YAHTZEE_ID, game_id
+from training.play import game_id
+from training.prompt import YAHTZEE_ID
 
 # Subcommands that are whole commands of their own: their arguments go to their main().
 DELEGATED = {

@@ -16,9 +16,7 @@ import numpy as np
 
 import baselines
 from dice_envs import env_ids
-
-QUIT = ("q", "quit", "exit")
-YAHTZEE_ID = "dice_envs/Yahtzee-v0"
+from training.prompt import QUIT, YAHTZEE_ID, read_reply
 
 
 def game_id(name: str) -> str:
@@ -83,14 +81,6 @@ def _key(obs) -> Any:
     """The observation as solutions take it: an int, or a tuple of ints."""
     array = np.asarray(obs).reshape(-1)
     return int(array[0]) if array.size == 1 else tuple(int(v) for v in array)
-
-
-def read_reply(stdin: TextIO, out: TextIO, prompt: str) -> str | None:
-    """The next line a person types after `prompt`, stripped and in lower case; None at the
-    end of the input."""
-    print(prompt, end="", file=out, flush=True)
-    line = stdin.readline()
-    return line.strip().lower() if line else None
 
 
 def _read_action(stdin: TextIO, out: TextIO, legal: np.ndarray, names) -> int | None:
