@@ -21,7 +21,6 @@ from its structure-aware solution. Episodes are played in the game's native vect
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,7 +36,7 @@ from baselines.evaluation import (
 )
 from baselines.exact import _enumerated, on_states
 from baselines.solvers import TIE_TOLERANCE, Solution, q_from_values
-from baselines.yahtzee import YahtzeeSolution, solve_yahtzee
+from baselines.yahtzee import YahtzeeSolution, optimal_solution
 from dice_envs.envs.yahtzee import OBSERVATION_NVEC as YAHTZEE_OBSERVATION_NVEC
 from dice_envs.games.yahtzee import DICE, NUM_BOXES, Yahtzee
 from dice_envs.policies import named_policy
@@ -45,8 +44,6 @@ from dice_envs.registration import game, load
 
 Z_95 = float(norm.ppf(0.975))  # the two-sided 95 % quantile of the normal distribution
 EPISODE_BATCH = 4096  # episodes played at once in one native vector env
-_YAHTZEE_SOLUTIONS: OrderedDict[Any, YahtzeeSolution] = OrderedDict()
-_YAHTZEE_SOLUTIONS_KEPT = 3  # a full solution holds 8.6 M floats (69 MB)
 
 
 @dataclass(frozen=True, eq=False)
@@ -274,17 +271,9 @@ class _TablePlayer:
 
 
 def yahtzee_solution(env_id: str, **kwargs: Any) -> YahtzeeSolution:
-    """The exact Yahtzee solution at these arguments, kept per process (a full solve takes
-    seconds)."""
-    key = (env_id, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
-    if key in _YAHTZEE_SOLUTIONS:
-        _YAHTZEE_SOLUTIONS.move_to_end(key)
-        return _YAHTZEE_SOLUTIONS[key]
-    solution = solve_yahtzee(**kwargs)
-    _YAHTZEE_SOLUTIONS[key] = solution
-    if len(_YAHTZEE_SOLUTIONS) > _YAHTZEE_SOLUTIONS_KEPT:
-        _YAHTZEE_SOLUTIONS.popitem(last=False)
-    return solution
+    """The exact Yahtzee solution at the env's arguments (`joker`, `boxes`), kept per process
+    (`baselines.yahtzee.optimal_solution`)."""
+    return optimal_solution(**kwargs)
 
 
 def _dice_lookup() -> np.ndarray:

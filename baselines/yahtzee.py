@@ -18,6 +18,7 @@ of exact rationals; agreement with a plain recursion is within 1e-9 (round-off o
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -449,3 +450,19 @@ def solve_yahtzee(joker: str = "forced", boxes: Sequence[str] | None = None) -> 
     and peak memory in a fresh process (the Benchmarks page, "Yahtzee").
     """
     return solve_model(Yahtzee(joker=joker, boxes=boxes))
+
+
+_SOLUTIONS: OrderedDict[str, YahtzeeSolution] = OrderedDict()
+SOLUTIONS_KEPT = 3  # a full solution holds 8.6 M floats (69 MB)
+
+
+def optimal_solution(joker: str = "forced", boxes: Sequence[str] | None = None) -> YahtzeeSolution:
+    """`solve_yahtzee(joker, boxes)`, kept per process for the next call (the latest
+    `SOLUTIONS_KEPT` games): the evaluation, the sampled gap and the pages share it."""
+    key = repr(Yahtzee(joker=joker, boxes=boxes))
+    if key not in _SOLUTIONS:
+        _SOLUTIONS[key] = solve_yahtzee(joker=joker, boxes=boxes)
+        if len(_SOLUTIONS) > SOLUTIONS_KEPT:
+            _SOLUTIONS.popitem(last=False)
+    _SOLUTIONS.move_to_end(key)
+    return _SOLUTIONS[key]

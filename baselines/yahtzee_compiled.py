@@ -9,7 +9,8 @@ order, so the values are bit for bit the solver's), pick the optimal action (the
 lowest-numbered of the best), and for the evaluation follow the policy's and the optimum's
 occupancies through the turn with the loss bookkeeping of
 `baselines.yahtzee_evaluation` (whose numpy sweep is their test oracle). Compiled once, cached
-on disk (`cache=True`).
+on disk (`cache=True`). The evaluation's loops run in parallel over the turn-start states of a
+batch (numba's threads; `NUMBA_NUM_THREADS` sets how many).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit, prange
 
 from dice_envs.games.yahtzee import (
     BOX_NAMES,
@@ -291,29 +292,52 @@ def _spread(keep_mass, dice_mass):
         dice_mass[d] = keep_mass[DICE_KEEP_OFFSET + d]
 
 
-@njit(cache=True, nogil=True)
+def sweep_blocks() -> int:
+    """How many blocks `sweep_turns` splits a batch into: four per numba thread, so that
+    states of unequal cost even out (read here: a compiled call of `get_num_threads` goes
+    through a pointer, and a function holding one cannot be cached on disk)."""
+    return 4 * get_num_threads()
+
+
+@njit(cache=True, nogil=True, parallel=True)
 def sweep_turns(
     pair_worth, open_bits, joker, joker_worth, pair_reward, joker_bits, joker_reward, rows,
-    actions, weights, reach, optimal_reach, out, sums,
+    actions, weights, reach, optimal_reach, out, sums, blocks,
 ):  # fmt: skip
-    """The policy's and the optimum's turns of a batch of B states (`TurnTables` fields).
+    """The policy's and the optimum's turns of a batch of B states (`TurnTables` fields), in
+    parallel over `blocks` blocks of states (each its own scratch arrays; `sweep_blocks()`).
 
     `actions`, `weights` (B, 3, 252, M): the policy's actions and their probabilities per
     decision (rolls left 0..2, dice). Writes `out` (B, 1 + 2 * 44): the policy's expected
     reward this turn, its and the optimum's probability of each scoring slot; adds to `sums`
-    (3 + 196 + 2): losses by rolls left (2, 1, 0), losses by (choice played, choice optimal),
-    the agreeing and all decisions of the optimum, weighted by its occupancy.
+    (B, 3 + 196 + 2), per state: losses by rolls left (2, 1, 0), losses by (choice played,
+    choice optimal), the agreeing and all decisions of the optimum, weighted by its occupancy.
     """
+    batch = pair_worth.shape[0]
+    blocks = max(1, min(batch, blocks))
+    tables = (pair_worth, open_bits, joker, joker_worth, pair_reward, joker_bits, joker_reward)
+    policy = (actions, weights, reach, optimal_reach)
+    for block in prange(blocks):
+        lo, hi = block * batch // blocks, (block + 1) * batch // blocks
+        _sweep_block(lo, hi, tables, rows, policy, out, sums)
+
+
+@njit(cache=True, nogil=True)
+def _sweep_block(lo, hi, tables, rows, policy, out, sums):
+    """States lo..hi-1 of `sweep_turns` (a function of its own: a parallel loop's body that
+    reads the module's tables could not be cached on disk)."""
+    pair_worth, open_bits, joker, joker_worth, pair_reward, joker_bits, joker_reward = tables
+    actions, weights, reach, optimal_reach = policy
     worth = np.empty((NUM_BOXES, NUM_DICE_SETS))
     dice_values = np.empty((3, NUM_DICE_SETS))
     keep_values = np.empty((2, NUM_KEEPS))
     best = np.empty((3, NUM_DICE_SETS), dtype=np.int64)
-    for s in range(pair_worth.shape[0]):
+    for s in range(lo, hi):
         _inside(pair_worth[s], joker[s], joker_worth[s], rows, worth, dice_values, keep_values,
                 best)  # fmt: skip
         card = (open_bits[s], joker[s], joker_bits[s], pair_reward[s], joker_reward[s])
         _follow(worth, dice_values, keep_values, best, rows, card, actions[s], weights[s],
-                reach[s], optimal_reach[s], out[s], sums)  # fmt: skip
+                reach[s], optimal_reach[s], out[s], sums[s])  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
@@ -384,37 +408,52 @@ def _follow(
     sums[3 : 3 + NUM_CHOICES * NUM_CHOICES] += by_choice
 
 
-@njit(cache=True, nogil=True)
-def fill_observations(filled, upper, flag, out):
+@njit(cache=True, nogil=True, parallel=True)
+def fill_observations(filled, upper, flag, out, card_only):
     """Every decision of a batch of B turns as env observations into `out` (B * 756, 22),
-    ordered by state, then rolls left 0..2, then dice."""
-    row = 0
-    for s in range(len(filled)):
-        for r in range(3):
-            for d in range(NUM_DICE_SETS):
+    ordered by state, then rolls left 0..2, then dice, in parallel over the states. With
+    `card_only` only the card's columns (7..21) are written: the dice and rolls left repeat
+    every 756 rows, so a buffer filled once keeps them."""
+    for s in prange(len(filled)):
+        _fill_observations_of(s, filled[s], upper[s], flag[s], out, card_only)
+
+
+@njit(cache=True, nogil=True)
+def _fill_observations_of(s, filled, upper, flag, out, card_only):
+    row = s * 3 * NUM_DICE_SETS
+    for r in range(3):
+        for d in range(NUM_DICE_SETS):
+            if not card_only:
                 for f in range(6):
                     out[row, f] = _DICE[d, f]
                 out[row, 6] = r
-                for b in range(NUM_BOXES):
-                    out[row, 7 + b] = filled[s] >> b & 1
-                out[row, 20] = upper[s]
-                out[row, 21] = flag[s]
-                row += 1
+            for b in range(NUM_BOXES):
+                out[row, 7 + b] = filled >> b & 1
+            out[row, 20] = upper
+            out[row, 21] = flag
+            row += 1
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def fill_masks(open_bits, joker, joker_bits, out, boxes_only):
+    """The env's action masks of `fill_observations`' rows into `out` (B * 756, 45); with
+    `boxes_only` only the boxes' columns (32..44): the rerolls' repeat every 756 rows."""
+    for s in prange(len(open_bits)):
+        _fill_masks_of(s, open_bits[s], joker[s], joker_bits[s], out, boxes_only)
 
 
 @njit(cache=True, nogil=True)
-def fill_masks(open_bits, joker, joker_bits, out):
-    """The env's action masks of `fill_observations`' rows into `out` (B * 756, 45)."""
-    row = 0
-    for s in range(len(open_bits)):
-        for r in range(3):
-            for d in range(NUM_DICE_SETS):
+def _fill_masks_of(s, open_bits, jokered, joker_bits, out, boxes_only):
+    row = s * 3 * NUM_DICE_SETS
+    for r in range(3):
+        for d in range(NUM_DICE_SETS):
+            if not boxes_only:
                 for bits in range(32):
                     out[row, bits] = r > 0 and _REROLL_LEGAL[d, bits]
-                legal = joker_bits[s, _FACE[d]] if joker[s] and IS_YAHTZEE[d] else open_bits[s]
-                for b in range(NUM_BOXES):
-                    out[row, 32 + b] = legal >> b & 1 == 1
-                row += 1
+            legal = joker_bits[_FACE[d]] if jokered and IS_YAHTZEE[d] else open_bits
+            for b in range(NUM_BOXES):
+                out[row, 32 + b] = legal >> b & 1 == 1
+            row += 1
 
 
 def fields(tables: TurnTables) -> tuple:

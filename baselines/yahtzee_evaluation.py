@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,8 +42,8 @@ from baselines.yahtzee import (
     NUM_ACTIONS,
     YahtzeeSolution,
     _popcount,
+    optimal_solution,
     roll_levels,
-    solve_yahtzee,
 )
 from baselines.yahtzee_compiled import (
     NUM_SLOTS,
@@ -85,7 +84,6 @@ CHOICES = ("reroll",) + BOX_NAMES
 """The rows and columns of `YahtzeeEvaluation.losses_by_choice`: a reroll, or a box."""
 DECISIONS = ("2 rolls left", "1 roll left", "0 rolls left")
 """The columns of `YahtzeeEvaluation.losses_by_turn`, in the order a turn meets them."""
-_SOLUTIONS: OrderedDict[Any, YahtzeeSolution] = OrderedDict()
 _KEEP_ROLLS = sparse.csr_matrix(KEEP_OUTCOMES.T)  # (252, 462): mass on keeps -> dice
 _FLAGS = (np.arange(FULL_CARD + 1)[:, None] >> np.arange(NUM_BOXES)) & 1
 
@@ -206,10 +204,13 @@ def _sb3_asker(model, transform, check_space: bool, deterministic: bool) -> _Ask
         )
     if deterministic:
         masked = "action_masks" in inspect.signature(model.predict).parameters
+        greedy = _categorical_greedy(getattr(model, "policy", None), transform, masked)
+        if greedy is not None:
+            return _Asker(greedy, masked)
 
         def ask(obs, masks):
-            extra = {"action_masks": masks} if masked else {}
-            return model.predict(transform(obs), deterministic=True, **extra)[0]
+            extra = {"action_masks": np.array(masks)} if masked else {}
+            return model.predict(np.array(transform(obs)), deterministic=True, **extra)[0]
 
         return _Asker(ask, masked)
     policy = getattr(model, "policy", None)
@@ -224,11 +225,47 @@ def _sb3_asker(model, transform, check_space: bool, deterministic: bool) -> _Ask
         import torch
 
         with torch.no_grad():
-            tensor, _ = policy.obs_to_tensor(transform(obs))
+            tensor, _ = policy.obs_to_tensor(np.array(transform(obs)))
             extra = {"action_masks": masks} if masked else {}
             return policy.get_distribution(tensor, **extra).distribution.probs.cpu().numpy()
 
     return _Asker(probabilities, masked)
+
+
+GREEDY_DISTRIBUTIONS = ("CategoricalDistribution", "MaskableCategoricalDistribution")
+HUGE_NEGATIVE_LOGIT = -1e8  # what sb3_contrib's MaskableCategorical gives a masked action
+
+
+def _categorical_greedy(policy, transform, masked: bool) -> Callable | None:
+    """`predict(obs, deterministic=True)` of an SB3 actor-critic policy with a categorical
+    action head, as the same torch operations without predict's per-call checks and the
+    distribution objects it builds (a third of its time on Yahtzee's batches): features,
+    the actor's latent, the logits, masked logits as MaskableCategorical masks them, the
+    most probable action. None for any other policy (then `predict` itself is asked)."""
+    needed = ("obs_to_tensor", "pi_features_extractor", "mlp_extractor", "action_net")
+    if policy is None or not all(hasattr(policy, name) for name in needed):
+        return None
+    if type(getattr(policy, "action_dist", None)).__name__ not in GREEDY_DISTRIBUTIONS:
+        return None
+    import torch
+    from stable_baselines3.common.preprocessing import preprocess_obs
+
+    policy.set_training_mode(False)
+    space, images = policy.observation_space, policy.normalize_images
+
+    def ask(obs, masks):
+        with torch.no_grad():
+            tensor, _ = policy.obs_to_tensor(np.array(transform(obs)))
+            features = policy.pi_features_extractor(preprocess_obs(tensor, space, images))
+            logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
+            if masked and masks is not None:
+                allowed = torch.as_tensor(np.array(masks), device=logits.device)
+                floor = torch.tensor(HUGE_NEGATIVE_LOGIT, dtype=logits.dtype, device=logits.device)
+                logits = torch.where(allowed, logits, floor)
+            probs = torch.distributions.Categorical(logits=logits, validate_args=False).probs
+            return probs.argmax(dim=1).cpu().numpy()
+
+    return ask
 
 
 def checked_answer(answer, observations: np.ndarray) -> np.ndarray:
@@ -348,6 +385,26 @@ def next_slots(model: Yahtzee, filled, upper, flag) -> np.ndarray:
     return state_index(filled[:, None] | 1 << SLOT_BOX, next_upper, next_flag)
 
 
+def _decision_buffers(masks: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """An observation buffer for `ASK_STATES` turn-start states with the dice and rolls left
+    written (the card's columns are written per call), and a mask buffer likewise if `masks`."""
+    empty = np.zeros(ASK_STATES, dtype=np.int64)
+    rows = ASK_STATES * 3 * NUM_DICE_SETS
+    obs = np.empty((rows, len(OBSERVATION_NVEC)), dtype=np.int64)
+    compiled.fill_observations(empty, empty, empty, obs, False)
+    if not masks:
+        return obs, None
+    mask = np.empty((rows, NUM_ACTIONS), dtype=bool)
+    compiled.fill_masks(
+        empty,
+        np.zeros(ASK_STATES, dtype=bool),
+        np.zeros((ASK_STATES, 6), dtype=np.int64),
+        mask,
+        False,
+    )
+    return obs, mask
+
+
 class _Sweep:
     """The forward sweep of one evaluation: occupancies of the policy (`reach`) and of the
     optimum (`optimal_reach`) over the turn-start states, the aggregates, and per swept state
@@ -370,6 +427,7 @@ class _Sweep:
         self.agreeing = self.optimal_decisions = 0.0
         self.policy_seconds, self.asked = 0.0, 0
         self.stored: list[tuple[np.ndarray, ...]] = []
+        self.buffers: tuple[np.ndarray, np.ndarray | None] | None = None
 
     def ask(self, tables: TurnTables, filled, upper, flag) -> np.ndarray:
         """The policy's answers for every decision of the batch: (B, 3, 252) actions or
@@ -388,16 +446,24 @@ class _Sweep:
         return answer.reshape((len(upper), 3, NUM_DICE_SETS) + answer.shape[1:])
 
     def observations(self, tables: TurnTables, filled, upper, flag, part: slice) -> tuple:
-        """The decisions of the batch's states `part` as observations, and their masks if the
-        policy takes them."""
+        """The decisions of the batch's states `part` as observations (read-only: they are
+        views of one buffer, reused by the next call) and their masks if the policy takes them.
+        Only the card's columns are written per call; fresh arrays per call cost twice as much
+        as the writing itself (page faults on every new allocation)."""
         filled, upper, flag = filled[part], upper[part], flag[part].astype(np.int64)
-        obs = np.empty((len(filled) * 3 * NUM_DICE_SETS, len(OBSERVATION_NVEC)), dtype=np.int64)
-        compiled.fill_observations(filled, upper, flag, obs)
-        if not self.asker.needs_masks:
+        rows = len(filled) * 3 * NUM_DICE_SETS
+        if self.buffers is None:
+            self.buffers = _decision_buffers(self.asker.needs_masks)
+        obs_buffer, mask_buffer = self.buffers
+        compiled.fill_observations(filled, upper, flag, obs_buffer, True)
+        obs = obs_buffer[:rows]
+        obs.flags.writeable = False
+        if mask_buffer is None:
             return obs, None
-        masks = np.empty((len(obs), NUM_ACTIONS), dtype=bool)
         bits = (tables.open_bits[part], tables.joker[part], tables.joker_bits[part])
-        compiled.fill_masks(*bits, masks)
+        compiled.fill_masks(*bits, mask_buffer, True)
+        masks = mask_buffer[:rows]
+        masks.flags.writeable = False
         return obs, masks
 
     def chunk(self, turn: int, filled, upper, flag) -> None:
@@ -429,9 +495,10 @@ class _Sweep:
             weights = answer
         out = np.empty((batch, 1 + 2 * NUM_SLOTS))
         choices = len(CHOICES) ** 2
-        sums = np.zeros(3 + choices + 2)
+        per_state = np.zeros((batch, 3 + choices + 2))
         args = (*compiled.fields(tables), self.rows.rows, actions, weights, reach, optimal_reach)
-        compiled.sweep_turns(*args, out, sums)
+        compiled.sweep_turns(*args, out, per_state, compiled.sweep_blocks())
+        sums = per_state.sum(axis=0)
         self.losses_by_turn[turn] += sums[:3]
         self.losses_by_choice += sums[3 : 3 + choices]
         self.agreeing += sums[-2]
@@ -600,18 +667,6 @@ SWEEPS = {"compiled": _Sweep, "numpy": _NumpySweep}
 # -- the entry point -----------------------------------------------------------------------------
 
 
-def optimal_solution(joker: str = "forced", boxes: Sequence[str] | None = None) -> YahtzeeSolution:
-    """`solve_yahtzee(joker, boxes)`, kept for the next call (the four latest arguments)."""
-    model = Yahtzee(joker=joker, boxes=boxes)
-    key = repr(model)
-    if key not in _SOLUTIONS:
-        _SOLUTIONS[key] = solve_yahtzee(joker=joker, boxes=boxes)
-        if len(_SOLUTIONS) > 4:
-            _SOLUTIONS.popitem(last=False)
-    _SOLUTIONS.move_to_end(key)
-    return _SOLUTIONS[key]
-
-
 def evaluate_yahtzee(
     policy: Any,
     joker: str | None = None,
@@ -631,7 +686,8 @@ def evaluate_yahtzee(
             its `predict` takes them, as MaskablePPO's does; with `deterministic=False`, its
             action probabilities), or a batched callable (`dice_envs.policies.batched`, a
             `Rule`): int64 observations (n, 22) -> (n,) actions or (n, 45) probabilities.
-            Actions the mask forbids play as the env plays them.
+            Actions the mask forbids play as the env plays them. The observations it gets are
+            read-only views of one buffer that the next call overwrites: copy what you keep.
         joker: the joker rule (`dice_envs/Yahtzee-v0`'s argument); defaults to `solution`'s,
             else "forced".
         boxes: the boxes in play (`dice_envs/Yahtzee-v0`'s argument).

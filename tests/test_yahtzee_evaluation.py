@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import baselines
-from baselines.yahtzee_evaluation import CHOICES, evaluate_yahtzee, optimal_solution
+from baselines.yahtzee_evaluation import CHOICES, evaluate_yahtzee, optimal_solution, policy_asker
 from dice_envs.envs.yahtzee import observation_of
 from dice_envs.games.yahtzee import TurnState, Yahtzee, dice_index
 from dice_envs.policies import batched
@@ -233,6 +233,44 @@ def test_bad_input_is_refused():
         baselines.evaluate("no-such-policy", ENV_ID, boxes=["chance"])
     with pytest.raises(ValueError, match="not one of"):
         solution.action_values_batch(np.zeros((1, 22), dtype=np.int64))
+
+
+@pytest.mark.parametrize("algo", ["MaskablePPO", "PPO"])
+def test_sb3_models_answer_as_their_predict(algo):
+    """The evaluation asks an SB3 model through its torch modules, not `predict`: the actions
+    must be `predict`'s, masked where the model takes masks."""
+    import gymnasium as gym
+    import sb3_contrib
+    import stable_baselines3
+
+    cls = getattr(sb3_contrib, algo, None) or getattr(stable_baselines3, algo)
+    env = gym.make(ENV_ID)
+    model = cls("MlpPolicy", env, seed=3, policy_kwargs={"net_arch": [16]}, device="cpu")
+    rng = np.random.default_rng(3)
+    obs = (rng.random((3000, 22)) * env.observation_space.nvec).astype(np.int64)
+    masks = rng.random((3000, 45)) < 0.3
+    masks[:, 44] = True
+    asker = policy_asker(model, Yahtzee())
+    assert asker.needs_masks == (algo == "MaskablePPO")
+    extra = {"action_masks": masks} if asker.needs_masks else {}
+    want = model.predict(obs, deterministic=True, **extra)[0]
+    np.testing.assert_array_equal(asker.ask(obs, masks), want)
+    if asker.needs_masks:
+        assert masks[np.arange(3000), want].all()
+
+
+def test_policies_get_read_only_observations():
+    """The observations handed to a policy are views of one reused buffer: writing to them
+    is refused rather than allowed to corrupt the next batch."""
+
+    def overwrites_its_input(obs):
+        obs[:, 0] = 0
+        return np.full(len(obs), 44)
+
+    with pytest.raises(ValueError, match="read-only"):
+        evaluate_yahtzee(
+            batched(overwrites_its_input), solution=optimal_solution("forced", ["chance"])
+        )
 
 
 @pytest.mark.verify
