@@ -144,7 +144,7 @@ def plot_value_errors(title: str, budget: str, series: dict[str, list[dict]], pa
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.suptitle(
-        f"{title}, {budget} budget: the learner's own values against the exact ones "
+        f"{title}, {budget} budget: the learner's own values against the exact ones\n"
         "(Q-learning: Q against Q*; PPO: critic against its policy's value)",
         fontsize=10,
     )
