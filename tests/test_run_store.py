@@ -29,6 +29,7 @@ from training_helpers import (
 import baselines
 import training.runs
 import training.train
+from training.backends import MessageProgress
 from training.config import load_config
 from training.report import ReportError, build_report
 from training.runs import (
@@ -409,13 +410,28 @@ def test_a_two_player_runs_saved_table_covers_the_grid_and_plays_as_an_opponent(
 def test_the_sweep_bar_counts_steps_over_runs():
     bar = SweepBar(["a", "b", "c"], totals=[100, 200, 50], done=[0, 0, 50])
     for message in [
-        ("start", 0, 0), ("steps", 0, 60), ("start", 1, 40), ("eval", 1, 80, 0.0123),
+        ("start", 0, 0), ("steps", 0, 60), ("start", 1, 40), ("eval", 1, 80, 0.0123, "gap"),
         ("steps", 0, 100), ("done", 0, {}),
     ]:  # fmt: skip
         bar.handle(message)
     assert bar.bar.n == 100 + 80 + 50 and bar.finished == 2
     assert set(bar.ended) == {0}  # a finished run's rate stops at its end
     assert "b gap 1.23 %" in bar.last_gap
+    bar.close()
+
+
+def test_worker_progress_reports_exact_and_sampled_gaps_to_the_sweep_bar():
+    # A Yahtzee run's checkpoints carry a sampled gap and no exact one: its worker once died
+    # on the missing key, failing every full-budget Yahtzee run of a sweep.
+    sent = []
+    channel = type("Channel", (), {"put": staticmethod(sent.append)})()
+    progress = MessageProgress(channel, 1)
+    progress.evaluated({"steps": 80, "relative_gap": 0.0123})
+    progress.evaluated({"steps": 90, "sampled_relative_gap": 0.5, "sampled_gap": 127.3})
+    assert sent == [("eval", 1, 80, 0.0123, "gap"), ("eval", 1, 90, 0.5, "sampled gap")]
+    bar = SweepBar(["a", "yahtzee s1"], totals=[100, 100], done=[0, 0])
+    bar.handle(sent[1])
+    assert "yahtzee s1 sampled gap 50 %" in bar.last_gap
     bar.close()
 
 

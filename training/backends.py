@@ -4,7 +4,9 @@ Local workers run `training.train.run` on the sweep's run store itself. A Ray ta
 temporary store on its own node and ships the run's files back to the sweep, which writes them
 into its store (see `RayBackend`); the store's files, resume and the report are the same.
 Both stream progress messages to the sweep: ("start" | "steps", index, steps),
-("eval", index, steps, relative_gap), ("done", index, result), ("failed", index, text).
+("eval", index, steps, relative_gap, "gap" | "sampled gap"), ("done", index, result),
+("failed", index, text). A game too large for tables (Yahtzee) is evaluated from sampled
+episodes between its checkpoints: its "eval" carries the sampled relative gap.
 """
 
 from __future__ import annotations
@@ -55,7 +57,11 @@ class MessageProgress:
             self.channel.put(("steps", self.index, steps))
 
     def evaluated(self, point: dict[str, Any]) -> None:
-        self.channel.put(("eval", self.index, point["steps"], point["relative_gap"]))
+        if "relative_gap" in point:
+            gap, what = point["relative_gap"], "gap"
+        else:
+            gap, what = point["sampled_relative_gap"], "sampled gap"
+        self.channel.put(("eval", self.index, point["steps"], gap, what))
 
     def checkpointed(self, directory: Path) -> None:
         """Local workers write the sweep's store themselves: nothing to ship."""

@@ -11,7 +11,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import PowerNorm, SymLogNorm
-from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator, SymmetricalLogLocator
 
 # The relative-gap axis is symlog: linear below this, so that a gap of exactly 0 is drawn at 0.
 GAP_LINEAR_BELOW = 1e-4
@@ -31,6 +31,20 @@ def steps_formatter() -> FuncFormatter:
     return FuncFormatter(
         lambda x, _: f"{x / 1e6:g}M" if x >= 1e6 else f"{x / 1e3:g}k" if x else "0"
     )
+
+
+class _SymlogTicksAwayFromZero(SymmetricalLogLocator):
+    """Symlog major ticks without those strictly inside the linear band around 0: at
+    linscale 0.5 a decade tick below the threshold sits a few points from the 0 tick and
+    their labels overprint."""
+
+    def __init__(self, linthresh: float, base: float = 10.0):
+        super().__init__(linthresh=linthresh, base=base)
+        self.linear_below = linthresh
+
+    def tick_values(self, vmin: float, vmax: float) -> np.ndarray:
+        ticks = np.asarray(super().tick_values(vmin, vmax))
+        return ticks[(ticks == 0) | (np.abs(ticks) >= self.linear_below * (1 - 1e-9))]
 
 
 def _curves(results: list[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
@@ -136,6 +150,7 @@ def plot_value_errors(title: str, budget: str, series: dict[str, list[dict]], pa
         ys = np.concatenate([np.abs(line.get_ydata()) for line in ax.get_lines()] + [[1e-12]])
         linear = max(float(np.max(ys)) * 1e-3, 1e-12)
         ax.set_yscale("symlog", linthresh=linear, linscale=0.5)
+        ax.yaxis.set_major_locator(_SymlogTicksAwayFromZero(linear))
         ax.set(xlabel="environment steps", ylabel=f"{what}\n(the game's reward units)")
         ax.set_title(f"{heading}, visit-weighted (symlog, linear below {linear:.2g})", fontsize=9)
         ax.xaxis.set_major_formatter(steps_formatter())

@@ -113,7 +113,7 @@ class SweepBar:
             self.done[index] = steps
             if kind == "eval":
                 gap = 0.0 if abs(message[3]) < 1e-12 else message[3]  # rounding, not a gain
-                self.last_gap = f"{self.labels[index]} gap {100 * gap:.3g} %"
+                self.last_gap = f"{self.labels[index]} {message[4]} {100 * gap:.3g} %"
         elif kind == "done":
             self.finished += 1
             self.ended[index] = time.monotonic()
