@@ -6,20 +6,27 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from training_helpers import CONFIGS
 
 from docs.tools import tuning
-from training.config import ConfigError
+from training.config import ConfigError, resolve_config
+from training.runs import read_json, run_dir
+from training.train import run
 from training.tune import (
     TUNE_SEED,
     check_search_seed,
+    curve_point,
     finish_trial,
     main,
     ranked,
     read_raw,
     report_seeds,
+    seeds_text,
+    with_params,
 )
+from training.tune import trial as tune_trial
 
 SUM_AVOID = CONFIGS / "sum_avoid" / "qlearning.yaml"
 
@@ -56,6 +63,49 @@ def test_a_tuned_config_needs_a_record(capsys):
         main([str(SUM_AVOID), "--write-config", "tuned.yaml"])
     assert exit_.value.code == 2
     assert "--write-config needs --record" in capsys.readouterr().err
+
+
+def test_seeds_per_trial_below_one_are_refused_before_ray_starts(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([str(SUM_AVOID), "--seeds", "0"])
+    assert exit_.value.code == 2
+    assert "--seeds must be >= 1, got 0" in capsys.readouterr().err
+
+
+def tiny_sum_avoid() -> dict:
+    raw = read_raw(SUM_AVOID)
+    raw["budgets"]["quick"] = {"timesteps": 3072, "eval_every": 1024}
+    raw["evaluation"] = {"episodes": 5}
+    return raw
+
+
+def test_a_trial_of_several_seeds_reports_the_mean_of_their_uninterrupted_runs(tmp_path):
+    # The trial trains its runs side by side, stopping each after every checkpoint; each
+    # reported point must be the mean over the seeds of the runs trained in one go.
+    raw, params, seeds = tiny_sum_avoid(), {"learning_rate.power": 0.7}, [1000, 1001, 1002]
+    reported = []
+    tune_trial(params, raw, "quick", seeds, str(tmp_path / "side"), report=reported.append)
+    config = resolve_config(with_params(raw, params), "quick")
+    curves = []
+    for seed in seeds:
+        run(config, seed, tmp_path / "whole")
+        curves.append(read_json(run_dir(tmp_path / "whole", config, seed) / "curve.json"))
+    assert [p["steps"] for p in reported] == [p["steps"] for p in curves[0]]
+    assert len(reported) == 4  # steps 0, 1024, 2048, 3072
+    for k, point in enumerate(reported):
+        for key in ("relative_gap", "gap", "value"):
+            assert point[key] == pytest.approx(np.mean([c[k][key] for c in curves]), abs=1e-12)
+    assert len({c[-1]["relative_gap"] for c in curves}) > 1  # the seeds differ: a real mean
+    # One seed: its own run's points, as they are.
+    single = []
+    tune_trial(params, raw, "quick", [1001], str(tmp_path / "whole"), report=single.append)
+    assert single == [curve_point(p) for p in curves[1]]
+
+
+def test_a_record_names_its_seeds():
+    assert seeds_text({"seed": 1000}) == "seed 1000"  # a record from before --seeds
+    assert seeds_text({"seed": 1000, "seeds": [1000]}) == "seed 1000"
+    assert seeds_text({"seed": 7, "seeds": [7, 8, 9]}) == "seeds 7-9 (their mean)"
 
 
 def test_a_grace_past_the_budget_is_refused_before_ray_starts(capsys):

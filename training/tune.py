@@ -1,6 +1,7 @@
 """Hyperparameter search with Ray Tune, scored by the exact gap: a noise-free objective.
 
-    python -m training.tune CONFIG [--samples 8] [--budget quick] [--seed 1000] [--space FILE]
+    python -m training.tune CONFIG [--samples 8] [--budget quick] [--seed 1000] [--seeds 1]
+                                   [--space FILE]
                                    [--workers 2] [--address ADDRESS] [--runs runs] [--grace 2]
                                    [--baseline] [--record FILE] [--write-config FILE]
                                    [--allow-report-seed]
@@ -15,8 +16,11 @@ mapping from a hyperparameter (dotted for nested keys, such as `learning_rate.po
 
 The search's seed (default 1000) seeds every trial's run and the sampler; a seed that the
 config's own report runs use is refused unless `--allow-report-seed`, so a tuned setting is
-never chosen on the runs that then report it. `--baseline` runs the unmodified config too, at
-the same budget and seed, to measure whether tuning helped. `--record FILE` writes the search
+never chosen on the runs that then report it. With `--seeds K` every trial is K runs (seeds
+SEED..SEED+K-1), trained side by side one evaluation interval at a time, and reports the mean
+over its runs at each evaluation point: a winner picked on one seed's run can be that seed's
+luck. `--baseline` runs the unmodified config too, at the same budget and seeds, to measure
+whether tuning helped. `--record FILE` writes the search
 (space, every trial, the winner and the runner-up, the baseline) as JSON, and `--write-config
 FILE` the winner as a config; nothing is written unless asked.
 """
@@ -168,8 +172,9 @@ def curve_point(point: dict[str, Any]) -> dict[str, Any]:
 class TuneProgress:
     """Reports each exact evaluation to Tune (replaying the curve of a resumed run first)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, report=None) -> None:
         self.directory, self.reported = directory, 0
+        self.report = report or _tune_report
 
     def start(self, steps: int, total: int) -> None:
         if steps > 0:
@@ -183,34 +188,82 @@ class TuneProgress:
         pass
 
     def evaluated(self, point: dict[str, Any]) -> None:
-        from ray import tune
-
         self.reported += 1
-        tune.report(curve_point(point))
+        self.report(curve_point(point))
 
 
-def trial(params: dict[str, Any], raw: dict[str, Any], budget: str, seed: int, root: str) -> None:
-    """One Tune trial: the run of `raw` with `params`."""
+def _tune_report(point: dict[str, Any]) -> None:
+    from ray import tune
+
+    tune.report(point)
+
+
+def mean_point(points: list[dict[str, Any]]) -> dict[str, Any]:
+    """The reported keys of one evaluation point of several runs (one per seed): the mean
+    over the runs of each score, at the furthest of their steps."""
+    shown = [curve_point(point) for point in points]
+    mean = {"steps": max(point["steps"] for point in shown)}
+    for key in REPORTED[1:]:
+        if key in shown[0]:
+            mean[key] = sum(point[key] for point in shown) / len(shown)
+    return mean
+
+
+def mean_curve(curves: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The point-by-point mean (`mean_point`) of several runs' curves, as long as the
+    shortest."""
+    return [mean_point(list(points)) for points in zip(*curves, strict=False)]
+
+
+def trial(
+    params: dict[str, Any],
+    raw: dict[str, Any],
+    budget: str,
+    seeds: list[int],
+    root: str,
+    report=None,
+) -> None:
+    """One Tune trial: the runs of `raw` with `params`, one per seed, each evaluation point
+    reported to `report` (default: Tune's): one seed's own point, or the mean of several."""
     from training.runs import read_json, run_dir
     from training.train import run
 
     config = resolve_config(with_params(raw, params), budget, source="trial")
-    directory = run_dir(root, config, seed)
-    progress = TuneProgress(directory)
-    run(config, seed, root, progress=progress)
-    if progress.reported == 0:  # finished before: read back, so replay its curve
-        for point in read_json(directory / "curve.json", []):
-            progress.evaluated(point)
+    if len(seeds) == 1:
+        directory = run_dir(root, config, seeds[0])
+        progress = TuneProgress(directory, report)
+        run(config, seeds[0], root, progress=progress)
+        if progress.reported == 0:  # finished before: read back, so replay its curve
+            for point in read_json(directory / "curve.json", []):
+                progress.evaluated(point)
+        return
+    report = report or _tune_report
+    # Every run up to the next evaluation point, then their mean: ASHA sees the mean at each
+    # rung. A run stopped after a checkpoint resumes exactly as if it had never stopped.
+    point = 0
+    while True:
+        curves = []
+        for seed in seeds:
+            run(config, seed, root, stop_after=point * config["eval_every"])
+            curves.append(read_json(run_dir(root, config, seed) / "curve.json", []))
+        if any(len(curve) <= point for curve in curves):
+            return
+        report(mean_point([curve[point] for curve in curves]))
+        point += 1
 
 
-def baseline_curve(raw: dict[str, Any], budget: str, seed: int, root: str) -> list[dict]:
-    """The unmodified config's run (trained, or read back from the store): its whole curve."""
+def baseline_curve(raw: dict[str, Any], budget: str, seeds: list[int], root: str) -> list[dict]:
+    """The unmodified config's runs (trained, or read back from the store): their whole
+    curve, the mean over the seeds where there are several."""
     from training.runs import read_json, run_dir
     from training.train import run
 
     config = resolve_config(raw, budget, source="baseline")
-    run(config, seed, root)
-    return [curve_point(p) for p in read_json(run_dir(root, config, seed) / "curve.json")]
+    curves = []
+    for seed in seeds:
+        run(config, seed, root)
+        curves.append(read_json(run_dir(root, config, seed) / "curve.json"))
+    return mean_curve(curves)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,6 +299,12 @@ def _parser() -> argparse.ArgumentParser:
         "--seed", type=int, default=TUNE_SEED, help=f"the trials' seed (default {TUNE_SEED})"
     )
     parser.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        help="runs per trial, seeds SEED..SEED+K-1, scored by their mean (default 1)",
+    )
+    parser.add_argument(
         "--allow-report-seed",
         action="store_true",
         help="allow a --seed that the config's own runs use",
@@ -258,7 +317,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--baseline",
         action="store_true",
-        help="also run the unmodified config (same budget and seed), to measure what tuning won",
+        help="also run the unmodified config (same budget and seeds), to measure what tuning won",
     )
     parser.add_argument("--record", default=None, help="write the search as JSON to this file")
     parser.add_argument(
@@ -276,6 +335,10 @@ class Search:
         self.config_sha256 = hashlib.sha256(Path(args.config).read_bytes()).hexdigest()
         self.base = resolve_config(self.raw, args.budget, source=args.config)
         self.seed = check_search_seed(args.seed, self.raw, args.config, args.allow_report_seed)
+        self.seeds = [
+            check_search_seed(self.seed + k, self.raw, args.config, args.allow_report_seed)
+            for k in range(args.seeds)
+        ]
         most = asha_settings(self.base, 1, "relative_gap")["max_t"]
         if args.grace > most:
             raise ConfigError(
@@ -296,6 +359,8 @@ def _checked_arguments(args: argparse.Namespace) -> Search:
         raise ConfigError(f"--samples must be >= 1, got {args.samples}")
     if args.workers < 1:
         raise ConfigError(f"--workers must be >= 1, got {args.workers}")
+    if args.seeds < 1:
+        raise ConfigError(f"--seeds must be >= 1, got {args.seeds}")
     if args.grace < 1:
         raise ConfigError(f"--grace must be >= 1, got {args.grace}")
     if args.write_config is not None and args.record is None:
@@ -329,7 +394,7 @@ def _fit(args: argparse.Namespace, search: Search):
 
     asha = asha_settings(search.base, args.grace, search.metric)
     root = str(Path(args.runs).resolve())
-    context = {"raw": search.raw, "budget": args.budget, "seed": search.seed, "root": root}
+    context = {"raw": search.raw, "budget": args.budget, "seeds": search.seeds, "root": root}
     try:
         if args.address is None:
             ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
@@ -377,13 +442,13 @@ def _ctrl_c_raises():
             os.environ[TUNE_SIGINT_SWITCH] = previous
 
 
-def _waiting_baseline_curve(raw: dict, budget: str, seed: int, root: str) -> list[dict]:
+def _waiting_baseline_curve(raw: dict, budget: str, seeds: list[int], root: str) -> list[dict]:
     """`baseline_curve`, waiting while a trial with the same setting trains the same run."""
     from training.runs import RunStoreError
 
     while True:
         try:
-            return baseline_curve(raw, budget, seed, root)
+            return baseline_curve(raw, budget, seeds, root)
         except RunStoreError as error:
             if "being trained by another process" not in str(error):
                 raise
@@ -472,9 +537,9 @@ def _summary(trial: dict[str, Any], raw: dict[str, Any], budget: str) -> dict[st
 def baseline_record(
     search: Search, trials: list[dict], curve: list[dict] | None, root: str
 ) -> dict[str, Any] | None:
-    """The committed setting's score at the search's budget and seed: the `--baseline` run,
-    else a trial that ran it to the end, else the run if the store has it finished; None if
-    none of them is there."""
+    """The committed setting's score at the search's budget and seeds: the `--baseline`
+    runs, else a trial that ran it to the end, else the runs if the store has them all
+    finished (their mean curve); None if none of them is there."""
     from training.runs import read_json, run_dir
 
     source, trial_index = "run", None
@@ -485,11 +550,11 @@ def baseline_record(
                 source, trial_index, curve = "trial", trial["trial"], trial["curve"]
                 break
     if curve is None:
-        directory = run_dir(root, search.base, search.seed)
-        if read_json(directory / "result.json") is None:
+        directories = [run_dir(root, search.base, seed) for seed in search.seeds]
+        if any(read_json(directory / "result.json") is None for directory in directories):
             return None
         source = "store"
-        curve = [curve_point(p) for p in read_json(directory / "curve.json")]
+        curve = mean_curve([read_json(directory / "curve.json") for directory in directories])
     record = {"source": source, "trial": trial_index, "curve": curve, "error": None}
     record = finish_trial(record, search.base["timesteps"])
     for key in ("error", "stopped_by_asha"):
@@ -517,6 +582,7 @@ def search_record(
         "timesteps": base["timesteps"],
         "eval_every": base["eval_every"],
         "seed": search.seed,
+        "seeds": search.seeds,
         "samples": args.samples,
         "grace": args.grace,
         "objective": metric,
@@ -576,6 +642,15 @@ def _score(value: float | None, metric: str) -> str:
     return percent(value) if metric == "relative_gap" else f"{settle(value):.6g}"
 
 
+def seeds_text(record: dict[str, Any]) -> str:
+    """ "seed 1000", or "seeds 1000-1002 (their mean)" for a search of several seeds per trial
+    (a record written before `--seeds` holds one seed)."""
+    seeds = record.get("seeds") or [record["seed"]]
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}"
+    return f"seeds {seeds[0]}-{seeds[-1]} (their mean)"
+
+
 def tuned_config_text(raw: dict[str, Any], config_path: str, record: dict, record_path: str) -> str:
     """The base config with the winner's hyperparameters, as YAML: a header saying it was
     tuned and by which record, then the base config's own header comments."""
@@ -583,7 +658,7 @@ def tuned_config_text(raw: dict[str, Any], config_path: str, record: dict, recor
     header = [
         f"# Tuned by training.tune (search record: {_shown_path(record_path)}): the best of "
         f"{len(record['trials'])} trials",
-        f"# at the {record['budget']} budget, seed {record['seed']}, on its exact "
+        f"# at the {record['budget']} budget, {seeds_text(record)}, on its exact "
         f"{record['objective'].replace('_', ' ')}; the rest as in {record['config']['path']}.",
     ]
     own = []

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from training.tune import percent, ranked, settle
+from training.tune import percent, ranked, seeds_text, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "docs" / "training" / "tuning"
@@ -33,11 +33,12 @@ has no sampling noise. The searches use a seed that no config's own runs use (10
 stated), so a setting is never chosen on the runs that then report it. The winner is the best
 trial that ran the whole budget (ties: the lower mean score over the evaluation points, then
 the parameters' order); the config's setting at the time of the search is scored at the same
-budget and seed (`--baseline`) to say whether tuning helped. Both scores are one seed's run: a
-difference smaller than the spread between seeds (the training report gives it per config) is
-not evidence that one setting is better. Where the winner scored lower, its setting went into
-the config (its floats rounded to three decimals); the last line of each section says what the
-config holds now.
+budget and seeds (`--baseline`) to say whether tuning helped. A search of one seed scores each
+setting by one run: a difference smaller than the spread between seeds (the training report
+gives it per config) is not evidence that one setting is better. A search with `--seeds K`
+scores each by the mean of K runs (seeds 1000 to 1000+K-1) at every evaluation point. Where
+the winner scored lower, its setting went into the config (its floats rounded to three
+decimals); the last line of each section says what the config holds now.
 
 Record a search and rewrite this page (from the repository's root):
 
@@ -91,7 +92,7 @@ def search_section(name: str, record: dict[str, Any]) -> str:
         f"Record: [`{name}`](../training/tuning/{name}). {record['env_id']} "
         f"{_kwargs(record['env_kwargs'])}, {record['algo']}; {record['samples']} trials of "
         f"{record['timesteps']:,} steps (an exact evaluation every {record['eval_every']:,}), "
-        f"seed {record['seed']}, minimising the {OBJECTIVE_NAMES[objective]}; ASHA with grace "
+        f"{seeds_text(record)}, minimising the {OBJECTIVE_NAMES[objective]}; ASHA with grace "
         f"{asha['grace_period']} evaluations and reduction factor {asha['reduction_factor']}. "
         f"Config sha256 `{record['config']['sha256'][:12]}`, dice-envs "
         f"{record['package']['version']} (code `{record['package']['code']}`), Ray "
@@ -224,7 +225,7 @@ def verdict(record: dict[str, Any]) -> str:
         return "No trial ran the whole budget, so the search found no setting."
     if baseline is None or f"final_{objective}" not in baseline:
         return (
-            "The setting searched from was not scored at this budget and seed (no `--baseline`), "
+            "The setting searched from was not scored at this budget and seeds (no `--baseline`), "
             "so whether tuning helped is not measured."
         )
     committed, best = baseline[f"final_{objective}"], winner[f"final_{objective}"]
