@@ -106,6 +106,8 @@ def test_a_record_names_its_seeds():
     assert seeds_text({"seed": 1000}) == "seed 1000"  # a record from before --seeds
     assert seeds_text({"seed": 1000, "seeds": [1000]}) == "seed 1000"
     assert seeds_text({"seed": 7, "seeds": [7, 8, 9]}) == "seeds 7-9 (their mean)"
+    assert tuning.heading_seeds({"seed": 1000}) == ""
+    assert tuning.heading_seeds({"seed": 7, "seeds": [7, 8, 9]}) == ", seeds 7-9"
 
 
 def test_a_grace_past_the_budget_is_refused_before_ray_starts(capsys):

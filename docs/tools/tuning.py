@@ -87,7 +87,7 @@ def search_section(name: str, record: dict[str, Any]) -> str:
     objective = record["objective"]
     asha = record["asha"]
     lines = [
-        f"## `{record['config']['path']}`, {record['budget']} budget",
+        f"## `{record['config']['path']}`, {record['budget']} budget{heading_seeds(record)}",
         "",
         f"Record: [`{name}`](../training/tuning/{name}). {record['env_id']} "
         f"{_kwargs(record['env_kwargs'])}, {record['algo']}; {record['samples']} trials of "
@@ -215,6 +215,13 @@ def _close(value: Any, searched: Any) -> bool:
     if isinstance(searched, float) and isinstance(value, int | float):
         return abs(value - searched) <= 5e-4
     return value == searched
+
+
+def heading_seeds(record: dict[str, Any]) -> str:
+    """The heading's tail: `, seeds 1000-1002` for a search of several seeds per trial, else
+    nothing (one seed, the default)."""
+    seeds = record.get("seeds") or [record["seed"]]
+    return f", seeds {seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else ""
 
 
 def verdict(record: dict[str, Any]) -> str:
