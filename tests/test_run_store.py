@@ -611,11 +611,21 @@ def test_the_results_full_section_shows_the_default_games_and_links_the_rest(tmp
     assert (
         "No config of this game has a `full` budget" in (tmp_path / "docs/games/pig.md").read_text()
     )
-    # A report without every default config leaves the page's section alone.
+    # From the archive alone (`make report`): the report of every config archived.
+    report = tmp_path / "docs/training/full/report.md"
+    report.unlink()
+    write_training_docs(configs, "full", full_configs=("sum_avoid/qlearning",))
+    assert all(f"`{game}/qlearning.yaml`" in report.read_text()
+               for game in ("sum_avoid", "d20_rounds", "simultaneous_hog"))  # fmt: skip
+    # A report without every default config leaves the page's section alone; archiving one
+    # config keeps the others archived, and the report is of them all.
+    shutil.rmtree(tmp_path / "docs/training/runs/full/sum_avoid")
     results.write_text(empty)
     write_training_docs(configs, "full", runs, ["d20_rounds"], page=results,
                         full_configs=("sum_avoid/qlearning",))  # fmt: skip
     assert results.read_text() == empty
+    assert "`simultaneous_hog/qlearning.yaml`" in report.read_text()
+    assert "`sum_avoid/qlearning.yaml`" not in report.read_text()
     # A page without the section's markers is refused before any report is made.
     results.write_text("<!-- training:start -->\n<!-- training:end -->\n")
     with pytest.raises(ValueError, match="no <!-- training-full:start -->"):

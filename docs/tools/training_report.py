@@ -9,7 +9,8 @@ and compressed per-state arrays, by config name and seed), so it needs no run st
 training. With `--runs STORE` the budget's planned runs are first archived from that run
 store (the budget's archive replaced whole: a run no config plans goes); `make train` does
 that after its sweep. The library's report (`training.report`) goes to docs/training (the
-`quick` budget) or docs/training/full (`full`), each trained game's training section to
+`quick` budget) or docs/training/full (`full`: of every config its archive holds, since each
+full-budget sweep is of a few configs), each trained game's training section to
 docs/games/<game>.md, and the pages of games no config trains at the budget say so. Then
 the results page, docs/results/training.md: its `training`, `training-timing` and
 `training-exploitability` sections from a `quick` report of every config, its
@@ -59,6 +60,18 @@ def report_folder(budget: str, docs: Path) -> Path:
 def archive_folder(docs: Path) -> Path:
     """Where the repository keeps its run archive (one folder per budget inside)."""
     return docs / "training" / "runs"
+
+
+def archived_configs(budget_folder: Path) -> list[str]:
+    """The configs (`<game>/<config>`) the archive of one budget holds runs of: the full
+    budget's archive can hold a few configs' runs (each sweep of it chosen with `--games`)."""
+    if not budget_folder.is_dir():
+        return []
+    return sorted(
+        f"{config.parent.name}/{config.name}"
+        for config in budget_folder.glob("*/*")
+        if config.is_dir() and not config.parent.name.startswith(".")
+    )
 
 
 def _config_name(path: Path) -> str:
@@ -137,6 +150,10 @@ def write_training_docs(
     if runs is not None:
         archive_runs(configs, budget, runs, archive_folder(docs), games)
     archive = Archive(archive_folder(docs) / budget)
+    if budget == "full":
+        # Full-budget runs take hours: the report is of every config archived so far, whichever
+        # `games` this call archived.
+        games = archived_configs(archive.folder) or games
     reproduce = "`make demo`" if budget == "quick" else None
     report = make_report(configs, budget, archive, report_folder(budget, docs), games, reproduce)
     write_game_pages(report, docs)
