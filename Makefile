@@ -18,11 +18,13 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 venv: $(VENV)/.installed
 
+# pytest on every core (pytest-xdist), each test file on one worker: a file's module
+# fixtures are built once, and the Ray tests never start two local Rays at a time.
 test: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 	$(DOCS_BUILD)
 
 # The end-to-end checks the default test run leaves out (pytest marker `verify`): Ray sweeps
