@@ -14,10 +14,14 @@ def result(seed: int, gap: float, relative_gap: float, **extra) -> dict:
     }  # fmt: skip
 
 
-def groups_of(**configs: list[dict]) -> dict:
-    """Config name with `__` for `/` -> its results, keyed as the report keys them."""
+def groups_of(config: dict | None = None, **configs: list[dict]) -> dict:
+    """Config name with `__` for `/` -> its results, keyed as the report keys them; every
+    config `config` (default {})."""
     return {
-        Path("configs") / f"{name.replace('__', '/')}.yaml": {"config": {}, "results": results}
+        Path("configs") / f"{name.replace('__', '/')}.yaml": {
+            "config": config or {},
+            "results": results,
+        }
         for name, results in configs.items()
     }
 
@@ -68,10 +72,16 @@ def test_the_table_says_by_how_much_a_target_is_missed_and_what_the_value_errors
     assert targets_table(groups, targets[2:]) == ""
 
 
-def test_a_missed_self_play_target_says_its_runs_keep_no_value_errors():
-    groups = groups_of(pig__sp=[result(0, 0.1, 0.1, exploitability=0.02)])
+def test_a_missed_target_without_value_errors_says_why_its_runs_keep_none():
+    selfplay = {"selfplay": {"pool": 4}}
+    groups = groups_of(selfplay, pig__sp=[result(0, 0.1, 0.1, exploitability=0.02)])
     table = targets_table(groups, [Target("sp", ("pig/sp",), "exploitability", 0.01, "best")])
-    assert "**missed by 0.01**" in table and "keep no value errors" in table
+    assert "**missed by 0.01**" in table
+    assert "keep no value errors (self-play tables value the mover's seat)" in table
+    groups = groups_of({"env_id": "dice_envs/Yahtzee-v0"}, yahtzee__ppo=[result(0, 20, 0.08)])
+    table = targets_table(groups, [Target("y", ("yahtzee/ppo",), "relative_gap", 0.05, "best")])
+    assert "**missed by 3 %**" in table
+    assert "keep no value errors (a game too large for tables has no per-state values" in table
 
 
 def test_the_committed_targets_name_committed_configs():

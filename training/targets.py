@@ -147,7 +147,13 @@ def _missed_line(target: Target, value: float, decider: str, groups) -> str:
         f"({decider}: {measured} against {bound})."
     )
     if not all("value_error" in r for r in results):
-        return text + " Its runs keep no value errors (self-play tables value the mover's seat)."
+        config = next(g["config"] for path, g in groups.items() if config_name(path) == decider)
+        why = (
+            "self-play tables value the mover's seat"
+            if config.get("selfplay") is not None
+            else "a game too large for tables has no per-state values to hold them against"
+        )
+        return text + f" Its runs keep no value errors ({why})."
     error = np.mean([r["value_error"] for r in results])
     return text + (
         f" At the end its own value estimates are off by {error:+.3g} on average over the "
