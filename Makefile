@@ -19,7 +19,8 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 venv: $(VENV)/.installed
 
 # pytest on every core (pytest-xdist), each test file on one worker: a file's module
-# fixtures are built once, and the Ray tests never start two local Rays at a time.
+# fixtures are built once, and the Ray tests (all in tests/test_ray.py) never start two
+# local Rays at a time.
 test: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

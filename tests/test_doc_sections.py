@@ -165,3 +165,16 @@ def test_the_sites_games_navigation_is_the_registrys(tmp_path):
     with pytest.raises(ValueError, match="games:start"):
         replace_yaml_section(bare, "games", games_nav(env_ids()))
     assert bare.read_text() == "nav:\n  - Home: index.md\n"
+
+
+def test_the_full_report_is_of_the_archived_configs_whose_file_is_still_there(tmp_path):
+    from docs.tools.training_report import archived_configs
+
+    for name in ("pig/qlearning_goal100", "yahtzee/ppo", "gone/ppo", ".full.new-1/x"):
+        (tmp_path / "full" / name / "seed0").mkdir(parents=True)
+    for name in ("pig/qlearning_goal100", "yahtzee/ppo", "yahtzee/qlearning"):
+        (tmp_path / "configs" / f"{name}.yaml").parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "configs" / f"{name}.yaml").write_text("{}")
+    found = archived_configs(tmp_path / "full", tmp_path / "configs")
+    assert found == ["pig/qlearning_goal100", "yahtzee/ppo"]
+    assert archived_configs(tmp_path / "none", tmp_path / "configs") == []

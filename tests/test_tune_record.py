@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+import yaml
 from training_helpers import CONFIGS
 
 from docs.tools import tuning
@@ -100,6 +101,34 @@ def test_a_trial_of_several_seeds_reports_the_mean_of_their_uninterrupted_runs(t
     single = []
     tune_trial(params, raw, "quick", [1001], str(tmp_path / "whole"), report=single.append)
     assert single == [curve_point(p) for p in curves[1]]
+    # Again on finished runs: read back, the same points.
+    again = []
+    tune_trial(params, raw, "quick", seeds, str(tmp_path / "side"), report=again.append)
+    assert again == reported
+
+
+def test_a_trial_does_not_train_a_run_already_past_the_point_it_reports(tmp_path):
+    # An interrupted search run again: one seed's run stopped at its third point. The trial
+    # reads the points it has and trains it only past them.
+    raw, params, root = tiny_sum_avoid(), {"learning_rate.power": 0.7}, tmp_path / "runs"
+    config = resolve_config(with_params(raw, params), "quick")
+    run(config, 1001, root, stop_after=2048)
+    ahead = run_dir(root, config, 1001) / "curve.json"
+    lengths = []
+    tune_trial(params, raw, "quick", [1000, 1001], str(root),
+               report=lambda point: lengths.append(len(read_json(ahead))))  # fmt: skip
+    assert lengths == [3, 3, 3, 4]  # trained on only when the trial reached its fourth point
+
+
+def test_a_search_whose_later_seeds_are_report_seeds_is_refused(tmp_path, capsys):
+    raw = read_raw(SUM_AVOID)
+    raw["seeds"] = [0, 1, 1001]
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(raw, sort_keys=False))
+    with pytest.raises(SystemExit) as exit_:
+        main([str(config), "--seeds", "3"])
+    assert exit_.value.code == 2
+    assert "--seed 1000 with --seeds 3 runs seeds [1001], report seeds" in capsys.readouterr().err
 
 
 def test_a_record_names_its_seeds():

@@ -147,13 +147,7 @@ def _missed_line(target: Target, value: float, decider: str, groups) -> str:
         f"({decider}: {measured} against {bound})."
     )
     if not all("value_error" in r for r in results):
-        config = next(g["config"] for path, g in groups.items() if config_name(path) == decider)
-        why = (
-            "self-play tables value the mover's seat"
-            if config.get("selfplay") is not None
-            else "a game too large for tables has no per-state values to hold them against"
-        )
-        return text + f" Its runs keep no value errors ({why})."
+        return text + f" Its runs keep no value errors{_why_no_value_errors(decider, groups)}."
     error = np.mean([r["value_error"] for r in results])
     return text + (
         f" At the end its own value estimates are off by {error:+.3g} on average over the "
@@ -163,3 +157,16 @@ def _missed_line(target: Target, value: float, decider: str, groups) -> str:
         f"{100 * np.mean([r['value_changed_share'] for r in results]):.3g} % of those visits "
         "(the error map shows where)."
     )
+
+
+def _why_no_value_errors(decider: str, groups) -> str:
+    """Why the runs of config `decider` hold no value errors, as " (...)", or "" if not known."""
+    import dice_envs
+
+    config = next(g["config"] for path, g in groups.items() if config_name(path) == decider)
+    if config.get("selfplay") is not None:
+        return " (self-play tables value the mover's seat)"
+    env_id = config.get("env_id")
+    if env_id in dice_envs.GAMES and not dice_envs.game(env_id).tables:
+        return " (a game too large for tables has no per-state values to hold them against)"
+    return ""

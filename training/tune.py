@@ -239,17 +239,38 @@ def trial(
         return
     report = report or _tune_report
     # Every run up to the next evaluation point, then their mean: ASHA sees the mean at each
-    # rung. A run stopped after a checkpoint resumes exactly as if it had never stopped.
+    # rung. A run stopped after a checkpoint resumes exactly as if it had never stopped; a run
+    # already past the point (an earlier search's, read back) trains no further for it.
     point = 0
     while True:
         curves = []
         for seed in seeds:
-            run(config, seed, root, stop_after=point * config["eval_every"])
-            curves.append(read_json(run_dir(root, config, seed) / "curve.json", []))
+            directory = run_dir(root, config, seed)
+            curve = read_json(directory / "curve.json", [])
+            if len(curve) <= point:
+                stop_after = point * config["eval_every"]
+                _when_free(lambda seed=seed, stop=stop_after: run(config, seed, root, stop))
+                curve = read_json(directory / "curve.json", [])
+            curves.append(curve)
         if any(len(curve) <= point for curve in curves):
             return
         report(mean_point([curve[point] for curve in curves]))
         point += 1
+
+
+def _when_free(call):
+    """`call()` (a run), waited for while another process trains the same run: a trial
+    releases its runs between evaluation points, where the baseline or a trial of the same
+    setting can take one."""
+    from training.runs import RunStoreError
+
+    while True:
+        try:
+            return call()
+        except RunStoreError as error:
+            if "being trained by another process" not in str(error):
+                raise
+            time.sleep(2)
 
 
 def baseline_curve(raw: dict[str, Any], budget: str, seeds: list[int], root: str) -> list[dict]:
@@ -335,10 +356,15 @@ class Search:
         self.config_sha256 = hashlib.sha256(Path(args.config).read_bytes()).hexdigest()
         self.base = resolve_config(self.raw, args.budget, source=args.config)
         self.seed = check_search_seed(args.seed, self.raw, args.config, args.allow_report_seed)
-        self.seeds = [
-            check_search_seed(self.seed + k, self.raw, args.config, args.allow_report_seed)
-            for k in range(args.seeds)
-        ]
+        used = report_seeds(self.raw, args.config)
+        self.seeds = [self.seed + k for k in range(args.seeds)]
+        clash = sorted(set(self.seeds) & set(used))
+        if clash and not args.allow_report_seed:
+            raise ConfigError(
+                f"--seed {self.seed} with --seeds {args.seeds} runs seeds {clash}, report seeds "
+                f"of {args.config} ({used}): a search must not pick its setting on the runs "
+                "that report it; choose another --seed or pass --allow-report-seed"
+            )
         most = asha_settings(self.base, 1, "relative_gap")["max_t"]
         if args.grace > most:
             raise ConfigError(
@@ -444,15 +470,7 @@ def _ctrl_c_raises():
 
 def _waiting_baseline_curve(raw: dict, budget: str, seeds: list[int], root: str) -> list[dict]:
     """`baseline_curve`, waiting while a trial with the same setting trains the same run."""
-    from training.runs import RunStoreError
-
-    while True:
-        try:
-            return baseline_curve(raw, budget, seeds, root)
-        except RunStoreError as error:
-            if "being trained by another process" not in str(error):
-                raise
-            time.sleep(2)
+    return _when_free(lambda: baseline_curve(raw, budget, seeds, root))
 
 
 def _number(value: Any) -> Any:

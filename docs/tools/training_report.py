@@ -62,15 +62,18 @@ def archive_folder(docs: Path) -> Path:
     return docs / "training" / "runs"
 
 
-def archived_configs(budget_folder: Path) -> list[str]:
-    """The configs (`<game>/<config>`) the archive of one budget holds runs of: the full
-    budget's archive can hold a few configs' runs (each sweep of it chosen with `--games`)."""
+def archived_configs(budget_folder: Path, configs: str | Path = "configs") -> list[str]:
+    """The configs (`<game>/<config>`) the archive of one budget holds runs of, those whose
+    file is still in `configs`: the full budget's archive can hold a few configs' runs (each
+    sweep of it chosen with `--games`)."""
     if not budget_folder.is_dir():
         return []
     return sorted(
         f"{config.parent.name}/{config.name}"
         for config in budget_folder.glob("*/*")
-        if config.is_dir() and not config.parent.name.startswith(".")
+        if config.is_dir()
+        and not config.parent.name.startswith(".")
+        and (Path(configs) / config.parent.name / f"{config.name}.yaml").is_file()
     )
 
 
@@ -153,7 +156,7 @@ def write_training_docs(
     if budget == "full":
         # Full-budget runs take hours: the report is of every config archived so far, whichever
         # `games` this call archived.
-        games = archived_configs(archive.folder) or games
+        games = archived_configs(archive.folder, configs) or games
     reproduce = "`make demo`" if budget == "quick" else None
     report = make_report(configs, budget, archive, report_folder(budget, docs), games, reproduce)
     write_game_pages(report, docs)

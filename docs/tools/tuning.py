@@ -36,7 +36,7 @@ the parameters' order); the config's setting at the time of the search is scored
 budget and seeds (`--baseline`) to say whether tuning helped. A search of one seed scores each
 setting by one run: a difference smaller than the spread between seeds (the training report
 gives it per config) is not evidence that one setting is better. A search with `--seeds K`
-scores each by the mean of K runs (seeds 1000 to 1000+K-1) at every evaluation point. Where
+scores each by the mean of K runs (`--seed` to `--seed`+K-1) at every evaluation point. Where
 the winner scored lower, its setting went into the config (its floats rounded to three
 decimals); the last line of each section says what the config holds now.
 
