@@ -1,6 +1,9 @@
 """The report's figure helpers on edge cases: a gap of 0, every config optimal, Ten
 Thousand's configurations summed with the rest."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -107,3 +110,25 @@ def test_the_value_error_figure_draws_each_agents_median_over_seeds(tmp_path, mo
     assert drawn[0][0] == "Q-learning: median of 3 seeds"
     np.testing.assert_allclose(absolute, [5.0, 2.0, 0.5])
     np.testing.assert_allclose(signed, [-5.0, -2.0, -0.5])
+
+
+def test_a_report_lists_only_the_sweeps_of_its_own_configs(tmp_path):
+    from training.report import _sweep_lines
+
+    def record(games: list[str], runs: int) -> dict:
+        return {"budget": "full", "games": games, "runs": runs, "backend": "local",
+                "workers": 2, "wall_seconds": 60.0 * runs, "date": "2026-11-24"}  # fmt: skip
+
+    (tmp_path / "sweep.json").write_text(json.dumps({
+        "a": record(["pig/ppo_goal100", "d20_rounds/ppo_rounds100"], 10),
+        "b": record(["yahtzee/qlearning"], 3),
+        "c": record(["yahtzee"], 6),
+    }))  # fmt: skip
+    groups = {Path(f"configs/yahtzee/{name}.yaml"): {} for name in ("ppo", "qlearning")}
+    lines = _sweep_lines(tmp_path, groups)
+    assert [line.split(":")[0] for line in lines] == [
+        "- `full` budget, yahtzee/qlearning",
+        "- `full` budget, yahtzee",
+    ]
+    assert "3 runs in 3.0 min" in lines[0]
+    assert len(_sweep_lines(tmp_path)) == 3  # without groups: every sweep

@@ -351,8 +351,20 @@ def record_sweep(out: str | Path, record: dict[str, Any]) -> None:
     atomic_write_json(path, dict(sorted(records.items())))
 
 
-def _sweep_lines(root: Path) -> list[str]:
-    """One line per recorded sweep under `root`, linking the reports of other folders."""
+def _count(number: int, noun: str) -> str:
+    """The number and the noun, plural unless 1: `1 config`, `3 configs`."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _sweep_lines(root: Path, groups: dict[Path, dict[str, Any]] | None = None) -> list[str]:
+    """One line per recorded sweep under `root`, linking the reports of other folders; with
+    `groups`, only the sweeps of configs they hold (a sweep's `games` are game folders or
+    `<game>/<config>` names), so that a report of some configs leaves out the sweeps of
+    others."""
+    held = None
+    if groups is not None:
+        held = {f"{path.parent.name}/{path.stem}" for path in groups}
+        held |= {name.split("/")[0] for name in held}
     lines = []
     for path in sorted(root.glob("**/sweep.json")):
         link = ""
@@ -360,6 +372,8 @@ def _sweep_lines(root: Path) -> list[str]:
             target = os.path.relpath(path.parent / "report.md", root)
             link = f" Its report: [{path.parent / 'report.md'}]({target})."
         for record in read_json(path, {}).values():
+            if held is not None and not set(record["games"]) <= held:
+                continue
             lines.append(
                 f"- `{record['budget']}` budget, {', '.join(record['games'])}: "
                 f"{record['runs']} runs in {record['wall_seconds'] / 60:.1f} min wall time "
@@ -421,7 +435,8 @@ def _page_text(report: Report, paths: list[Path], pages: Path) -> str:
     minutes = _wall_seconds(mine) / 60
     link = os.path.relpath(out / "report.md", pages)
     text = (
-        f"The `{report.budget}` budget ({len(paths)} configs, {minutes:.1f} min of runs on this "
+        f"The `{report.budget}` budget ({_count(len(paths), 'config')}, {minutes:.1f} min of "
+        "runs on this "
         f"machine); exact scores of the final greedy policy (and of the stochastic policy "
         f"PPO plays), mean ± standard deviation over seeds. All games: [the report]"
         f"({link}).\n\n" + results_table(mine) + "\n\n" + "\n".join(figures)
@@ -986,8 +1001,8 @@ def make_report(
         monte_carlo=_monte_carlo_figure(groups, by_game, titles, budget, out),
         losses=losses,
         exploitability=exploitability,
-        timing=timing_text(groups, "of this report", _sweep_lines(out)),
-        sweeps=_sweep_lines(out),
+        timing=timing_text(groups, "of this report", _sweep_lines(out, groups)),
+        sweeps=_sweep_lines(out, groups),
         targets=targets_table(groups, targets),
     )
     report.plots = gap_plots(report)
