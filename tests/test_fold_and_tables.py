@@ -366,3 +366,8 @@ def test_an_env_with_a_solution_as_opponent_pickles():
         if first[2]:
             break
     assert pickle.loads(pickle.dumps(best)).bellman_residual <= 1e-12
+
+
+def test_test_ids_name_functions_without_their_address():
+    # pytest-xdist's workers must collect the same ids; a repr holds a per-process address.
+    assert stable_id({"goal": 20, "opponent": len}) == "{goal=20, opponent=len}"

@@ -132,3 +132,11 @@ def test_a_report_lists_only_the_sweeps_of_its_own_configs(tmp_path):
     ]
     assert "3 runs in 3.0 min" in lines[0]
     assert len(_sweep_lines(tmp_path)) == 3  # without groups: every sweep
+
+
+def test_symlog_ticks_leave_out_the_linear_band_around_zero():
+    from training.plots import _SymlogTicksAwayFromZero
+
+    ticks = _SymlogTicksAwayFromZero(0.0043).tick_values(-2.0, 0.2)
+    assert 0.0 in ticks and 0.1 in ticks and -1.0 in ticks
+    assert not any(0 < abs(t) < 0.0043 for t in ticks)  # 1e-3 would overprint 0's label

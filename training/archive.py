@@ -74,6 +74,17 @@ class Archive:
     def entry(self, config_path: Path, seed: int) -> Path:
         return entry_dir(self.folder, config_path, seed)
 
+    def config_names(self) -> list[str]:
+        """The configs (`<game>/<config>`) it holds runs of, laid out as `entry_dir` lays
+        them; none if the folder is not there."""
+        if not self.folder.is_dir():
+            return []
+        return sorted(
+            f"{config.parent.name}/{config.name}"
+            for config in self.folder.glob("*/*")
+            if config.is_dir() and not config.parent.name.startswith(".")
+        )
+
     def read(self, config_path: Path, config: dict[str, Any], seed: int) -> dict[str, Any] | None:
         """The archived result of the run of `config` with `seed`, with its `made_by`
         (package version and code fingerprint); None if not archived. An entry made from

@@ -66,15 +66,11 @@ def archived_configs(budget_folder: Path, configs: str | Path = "configs") -> li
     """The configs (`<game>/<config>`) the archive of one budget holds runs of, those whose
     file is still in `configs`: the full budget's archive can hold a few configs' runs (each
     sweep of it chosen with `--games`)."""
-    if not budget_folder.is_dir():
-        return []
-    return sorted(
-        f"{config.parent.name}/{config.name}"
-        for config in budget_folder.glob("*/*")
-        if config.is_dir()
-        and not config.parent.name.startswith(".")
-        and (Path(configs) / config.parent.name / f"{config.name}.yaml").is_file()
-    )
+    return [
+        name
+        for name in Archive(budget_folder).config_names()
+        if (Path(configs) / f"{name}.yaml").is_file()
+    ]
 
 
 def _config_name(path: Path) -> str:
