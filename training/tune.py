@@ -660,10 +660,15 @@ def _score(value: float | None, metric: str) -> str:
     return percent(value) if metric == "relative_gap" else f"{settle(value):.6g}"
 
 
+def record_seeds(record: dict[str, Any]) -> list[int]:
+    """The seeds of each trial of a search record (one, for a record from before `--seeds`)."""
+    return record.get("seeds") or [record["seed"]]
+
+
 def seeds_text(record: dict[str, Any]) -> str:
     """ "seed 1000", or "seeds 1000-1002 (their mean)" for a search of several seeds per trial
     (a record written before `--seeds` holds one seed)."""
-    seeds = record.get("seeds") or [record["seed"]]
+    seeds = record_seeds(record)
     if len(seeds) == 1:
         return f"seed {seeds[0]}"
     return f"seeds {seeds[0]}-{seeds[-1]} (their mean)"

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from training.tune import percent, ranked, seeds_text, settle
+from training.tune import percent, ranked, record_seeds, seeds_text, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "docs" / "training" / "tuning"
@@ -220,7 +220,7 @@ def _close(value: Any, searched: Any) -> bool:
 def heading_seeds(record: dict[str, Any]) -> str:
     """The heading's tail: `, seeds 1000-1002` for a search of several seeds per trial, else
     nothing (one seed, the default)."""
-    seeds = record.get("seeds") or [record["seed"]]
+    seeds = record_seeds(record)
     return f", seeds {seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else ""
 
 
