@@ -28,8 +28,10 @@ test: venv
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
 	$(DOCS_BUILD)
 
-# The end-to-end checks the default test run leaves out (pytest marker `verify`): Ray sweeps
-# on a two-node local cluster whose worker node cannot see the run store, Ctrl-C of a Ray sweep.
+# The checks the default test run leaves out (pytest marker `verify`), each tens of seconds to
+# minutes: Ray sweeps on a two-node local cluster whose worker node cannot see the run store,
+# Ctrl-C of a Ray sweep, real tuning searches, the three-box Yahtzee cross-checks and the
+# full-game optimal policy, Chow-Robbins at a million tosses.
 verify: venv
 	$(BIN)/python -m pytest -q -m verify
 

@@ -90,7 +90,7 @@ def test_published_value_at_100_000(banded_100k):
     assert f"{banded_100k.value:.5f}" == "0.79289"  # Tijms (2012) at N = 100,000
 
 
-@pytest.mark.slow
+@pytest.mark.verify  # 10-15 s; the default run checks the published value and thresholds at 100k
 def test_published_value_and_thresholds_at_a_million():
     banded = banded_backward(1_000_000)  # about 9 s
     assert f"{banded.value:.5f}" == "0.79294"  # Tijms (2012) at N = 1,000,000
