@@ -146,6 +146,55 @@ def test_a_grace_past_the_budget_is_refused_before_ray_starts(capsys):
     assert "--grace must be at most 22 at this budget" in capsys.readouterr().err
 
 
+def test_a_search_can_run_shorter_than_its_budget_and_its_config_keeps_the_budget(tmp_path):
+    """--timesteps: the trials, the baseline and ASHA see the shortened budget; the record
+    and the page say so; a written config keeps the budget its file has."""
+    from training.tune import Search, _parser, _write_outputs, budget_text
+
+    args = _parser().parse_args([str(SUM_AVOID), "--budget", "full", "--timesteps", "500000"])
+    search = Search(args)
+    own = resolve_config(read_raw(SUM_AVOID), "full")
+    assert search.file_raw == read_raw(SUM_AVOID)
+    assert (search.base["timesteps"], search.base["eval_every"]) == (
+        500_000, 500_000 * own["eval_every"] // own["timesteps"],
+    )  # fmt: skip
+    assert search.shortened_from == {"timesteps": own["timesteps"], "eval_every": own["eval_every"]}
+    assert resolve_config(search.raw, "full")["hyperparams"] == own["hyperparams"]
+    arguments = [str(SUM_AVOID), "--budget", "full", "--timesteps", "500000"]
+    explicit = Search(_parser().parse_args([*arguments, "--eval-every", "250000"]))
+    assert explicit.base["eval_every"] == 250_000
+    assert Search(_parser().parse_args([str(SUM_AVOID)])).shortened_from is None
+    found = record(0.2, 0.25)
+    found.update(budget="full", timesteps=500_000, shortened_from=search.shortened_from)
+    assert budget_text(found) == "full budget shortened to 500,000 steps"
+    assert budget_text(record(0.2, 0.25)) == "quick budget"  # also a record from before it
+    (tmp_path / "short.json").write_text(json.dumps(found))
+    assert "## `configs/sum_avoid/qlearning.yaml`, full budget shortened to 500,000 steps" in (
+        tuning.page(tmp_path)
+    )
+    args.record, args.write_config = str(tmp_path / "r.json"), str(tmp_path / "tuned.yaml")
+    assert _write_outputs(args, search, found) == 0
+    written = yaml.safe_load((tmp_path / "tuned.yaml").read_text())
+    assert written["budgets"] == read_raw(SUM_AVOID)["budgets"]
+    assert "at the full budget shortened to 500,000 steps" in (tmp_path / "tuned.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--eval-every", "1000"], "--eval-every needs --timesteps"),
+        (["--timesteps", "0"], "--timesteps must be in 1.."),
+        (["--timesteps", "2000000"], "--timesteps must be in 1..1,000,000"),
+        (["--timesteps", "1000", "--eval-every", "0"], "eval_every"),
+    ],
+)
+def test_a_bad_shortening_is_refused_before_ray_starts(arguments, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([str(SUM_AVOID), *arguments])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+
+
 def trial(index: int, gaps: list[float], params: dict | None = None, error=None) -> dict:
     """A trial's record as `trial_records` gives it, with a curve of these relative gaps."""
     curve = [{"steps": 100 * i, "relative_gap": g, "gap": 10 * g} for i, g in enumerate(gaps)]

@@ -1,7 +1,7 @@
 """Hyperparameter search with Ray Tune, scored by the exact gap: a noise-free objective.
 
     python -m training.tune CONFIG [--samples 8] [--budget quick] [--seed 1000] [--seeds 1]
-                                   [--space FILE]
+                                   [--timesteps N] [--eval-every N] [--space FILE]
                                    [--workers 2] [--address ADDRESS] [--runs runs] [--grace 2]
                                    [--baseline] [--record FILE] [--write-config FILE]
                                    [--allow-report-seed]
@@ -20,9 +20,12 @@ never chosen on the runs that then report it. With `--seeds K` every trial is K 
 SEED..SEED+K-1), trained side by side one evaluation interval at a time, and reports the mean
 over its runs at each evaluation point: a winner picked on one seed's run can be that seed's
 luck. `--baseline` runs the unmodified config too, at the same budget and seeds, to measure
-whether tuning helped. `--record FILE` writes the search
-(space, every trial, the winner and the runner-up, the baseline) as JSON, and `--write-config
-FILE` the winner as a config; nothing is written unless asked.
+whether tuning helped. `--timesteps N` (with `--eval-every`, by default as many evaluation
+points as the budget has) shortens the budget for the search: a config whose budget is too long
+to search at (hundreds of millions of steps) is tuned on shorter runs, and the record says so;
+the baseline runs shortened too, and a written config keeps the budget it had. `--record FILE`
+writes the search (space, every trial, the winner and the runner-up, the baseline) as JSON, and
+`--write-config FILE` the winner as a config; nothing is written unless asked.
 """
 
 from __future__ import annotations
@@ -96,6 +99,31 @@ def with_params(raw: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
                 node[key] = {}
             node = node[key]
         node[leaf] = value
+    return raw
+
+
+def shortened(
+    raw: dict[str, Any], budget: str, timesteps: int | None, eval_every: int | None, source: str
+) -> dict[str, Any]:
+    """`raw` with its `budget` shortened to `timesteps` steps, evaluated every `eval_every`
+    (None: as many evaluation points as the budget has); `raw` itself when `timesteps` is
+    None. A ConfigError names a bad value."""
+    if timesteps is None:
+        if eval_every is not None:
+            raise ConfigError("--eval-every needs --timesteps")
+        return raw
+    base = resolve_config(raw, budget, source=source)
+    if timesteps < 1 or timesteps > base["timesteps"]:
+        raise ConfigError(
+            f"--timesteps must be in 1..{base['timesteps']:,} (the {budget} budget's), "
+            f"got {timesteps}"
+        )
+    if eval_every is None:
+        eval_every = max(1, timesteps * base["eval_every"] // base["timesteps"])
+    raw = copy.deepcopy(raw)
+    raw.setdefault("budgets", {}).setdefault(budget, {})
+    raw["budgets"][budget].update(timesteps=timesteps, eval_every=eval_every)
+    resolve_config(raw, budget, source=f"{source}, shortened by --timesteps/--eval-every")
     return raw
 
 
@@ -330,6 +358,18 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="allow a --seed that the config's own runs use",
     )
+    parser.add_argument(
+        "--timesteps",
+        type=int,
+        default=None,
+        help="search on runs of this many steps (default: the budget's)",
+    )
+    parser.add_argument(
+        "--eval-every",
+        type=int,
+        default=None,
+        help="with --timesteps: steps between evaluations (default: as many as the budget's)",
+    )
     parser.add_argument("--space", default=None, help="a YAML search space (default: built in)")
     parser.add_argument("--workers", type=int, default=2, help="CPUs of a local Ray")
     parser.add_argument("--address", default=None, help="a Ray cluster (default: start one)")
@@ -348,13 +388,23 @@ def _parser() -> argparse.ArgumentParser:
 
 
 class Search:
-    """A search's checked inputs: the raw config and its hash, the resolved base config, the
-    seed, the space and where it came from."""
+    """A search's checked inputs: the raw config as its file holds it (`file_raw`) and as the
+    search runs it (`raw`: shortened if asked), its hash, the resolved base config, the
+    budget's own length, the seed, the space and where it came from."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        self.raw = read_raw(args.config)
+        self.file_raw = read_raw(args.config)
         self.config_sha256 = hashlib.sha256(Path(args.config).read_bytes()).hexdigest()
+        own = resolve_config(self.file_raw, args.budget, source=args.config)
+        self.raw = shortened(
+            self.file_raw, args.budget, args.timesteps, args.eval_every, args.config
+        )
         self.base = resolve_config(self.raw, args.budget, source=args.config)
+        self.shortened_from = (
+            None
+            if args.timesteps is None
+            else {"timesteps": own["timesteps"], "eval_every": own["eval_every"]}
+        )
         self.seed = check_search_seed(args.seed, self.raw, args.config, args.allow_report_seed)
         used = report_seeds(self.raw, args.config)
         self.seeds = [self.seed + k for k in range(args.seeds)]
@@ -599,6 +649,7 @@ def search_record(
         "budget": args.budget,
         "timesteps": base["timesteps"],
         "eval_every": base["eval_every"],
+        "shortened_from": search.shortened_from,
         "seed": search.seed,
         "seeds": search.seeds,
         "samples": args.samples,
@@ -674,6 +725,15 @@ def seeds_text(record: dict[str, Any]) -> str:
     return f"seeds {seeds[0]}-{seeds[-1]} (their mean)"
 
 
+def budget_text(record: dict[str, Any]) -> str:
+    """ "quick budget", or "full budget shortened to 100,000,000 steps" for a search run on
+    shorter runs than its budget's (`--timesteps`)."""
+    text = f"{record['budget']} budget"
+    if record.get("shortened_from"):
+        text += f" shortened to {record['timesteps']:,} steps"
+    return text
+
+
 def tuned_config_text(raw: dict[str, Any], config_path: str, record: dict, record_path: str) -> str:
     """The base config with the winner's hyperparameters, as YAML: a header saying it was
     tuned and by which record, then the base config's own header comments."""
@@ -681,7 +741,7 @@ def tuned_config_text(raw: dict[str, Any], config_path: str, record: dict, recor
     header = [
         f"# Tuned by training.tune (search record: {_shown_path(record_path)}): the best of "
         f"{len(record['trials'])} trials",
-        f"# at the {record['budget']} budget, {seeds_text(record)}, on its exact "
+        f"# at the {budget_text(record)}, {seeds_text(record)}, on its exact "
         f"{record['objective'].replace('_', ' ')}; the rest as in {record['config']['path']}.",
     ]
     own = []
@@ -709,7 +769,7 @@ def _write_outputs(args: argparse.Namespace, search: Search, record: dict[str, A
     if record["winner"] is None:
         print("no trial ran the whole budget: no config written", file=sys.stderr)
         return 1
-    text = tuned_config_text(search.raw, args.config, record, args.record)
+    text = tuned_config_text(search.file_raw, args.config, record, args.record)
     with ctrl_c_deferred():
         atomic_write_bytes(Path(args.write_config), text.encode())
     print(f"tuned config: {args.write_config}")

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from training.tune import percent, ranked, record_seeds, seeds_text, settle
+from training.tune import budget_text, percent, ranked, record_seeds, seeds_text, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "docs" / "training" / "tuning"
@@ -87,7 +87,7 @@ def search_section(name: str, record: dict[str, Any]) -> str:
     objective = record["objective"]
     asha = record["asha"]
     lines = [
-        f"## `{record['config']['path']}`, {record['budget']} budget{heading_seeds(record)}",
+        f"## `{record['config']['path']}`, {budget_text(record)}{heading_seeds(record)}",
         "",
         f"Record: [`{name}`](../training/tuning/{name}). {record['env_id']} "
         f"{_kwargs(record['env_kwargs'])}, {record['algo']}; {record['samples']} trials of "
