@@ -80,7 +80,7 @@ def test_a_missed_target_without_value_errors_says_why_its_runs_keep_none():
     assert "keep no value errors (self-play tables value the mover's seat)" in table
     groups = groups_of({"env_id": "dice_envs/Yahtzee-v0"}, yahtzee__ppo=[result(0, 20, 0.08)])
     table = targets_table(groups, [Target("y", ("yahtzee/ppo",), "relative_gap", 0.05, "best")])
-    assert "**missed by 3 %**" in table
+    assert "**missed by 3 percentage points**" in table
     assert "keep no value errors (a game too large for tables has no per-state values" in table
     # A table game whose runs lack them (an older archive): no reason made up.
     groups = groups_of({"env_id": "dice_envs/Pig-v0"}, pig__q=[result(0, 0.1, 0.1)])
