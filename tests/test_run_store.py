@@ -617,19 +617,30 @@ def test_the_results_full_section_shows_the_default_games_and_links_the_rest(tmp
     write_training_docs(configs, "full", full_configs=("sum_avoid/qlearning",))
     assert all(f"`{game}/qlearning.yaml`" in report.read_text()
                for game in ("sum_avoid", "d20_rounds", "simultaneous_hog"))  # fmt: skip
-    # A report without every default config leaves the page's section alone; archiving one
-    # config keeps the others archived, and the report is of them all.
+    # Archiving one config keeps the others archived, and the report is of them all. A
+    # default config without archived runs is named in the page's section; its game's page
+    # says it waits, and the older report's figures of it go.
+    trained = (tmp_path / "docs/games/sum_avoid.md").read_text()
+    assert "No config" not in trained and "| sum_avoid (N=10) | Q-learning, 2 seeds |" in trained
+    figure = tmp_path / "docs/training/full/sum_avoid.png"
+    assert figure.is_file()
     shutil.rmtree(tmp_path / "docs/training/runs/full/sum_avoid")
     results.write_text(empty)
     write_training_docs(configs, "full", runs, ["d20_rounds"], page=results,
                         full_configs=("sum_avoid/qlearning",))  # fmt: skip
-    assert results.read_text() == empty
+    section = results.read_text().split("<!-- training-full:start -->")[1]
+    assert "Not yet trained at the full budget by the current code (no archived runs): " \
+        "`sum_avoid/qlearning`." in section  # fmt: skip
+    assert "| SumAvoid within 1 |" not in section and "(../training/full/report.md)" in section
     assert "`simultaneous_hog/qlearning.yaml`" in report.read_text()
     assert "`sum_avoid/qlearning.yaml`" not in report.read_text()
+    assert "Not yet trained at the `full` budget by the current code: no runs of " \
+        "`sum_avoid/qlearning.yaml` are archived. `python -m training.sweep --budget full " \
+        "--games sum_avoid/qlearning` trains them." in (tmp_path / "docs/games/sum_avoid.md") \
+        .read_text()  # fmt: skip
+    assert not figure.exists() and (tmp_path / "docs/training/full/d20_rounds.png").is_file()
     # A page without the section's markers is refused before any report is made.
     results.write_text("<!-- training:start -->\n<!-- training:end -->\n")
     with pytest.raises(ValueError, match="no <!-- training-full:start -->"):
         write_training_docs(configs, "full", runs, docs=tmp_path / "elsewhere", page=results)
     assert not (tmp_path / "elsewhere").exists()
-    trained = (tmp_path / "docs/games/sum_avoid.md").read_text()
-    assert "No config" not in trained and "| sum_avoid (N=10) | Q-learning, 2 seeds |" in trained

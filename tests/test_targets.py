@@ -72,6 +72,16 @@ def test_the_table_says_by_how_much_a_target_is_missed_and_what_the_value_errors
     assert targets_table(groups, targets[2:]) == ""
 
 
+def test_a_target_with_a_config_not_in_the_report_is_not_judged_and_says_which():
+    target = Target("Pig within 0.005", ("pig/q", "pig/ppo_goal100"), "gap", 0.001, "best")
+    table = targets_table(GROUPS, [target])
+    assert table.splitlines()[2] == (
+        "| Pig within 0.005 | Q-learning (pig/q) | 0.006 | 0.008 (seed 1) | 0.001 | "
+        "not judged: no runs of pig/ppo_goal100 in this report | 1,000 | 2.0 |"
+    )
+    assert len(table.splitlines()) == 3  # no missed line for a target not judged
+
+
 def test_a_missed_target_without_value_errors_says_why_its_runs_keep_none():
     selfplay = {"selfplay": {"pool": 4}}
     groups = groups_of(selfplay, pig__sp=[result(0, 0.1, 0.1, exploitability=0.02)])

@@ -473,6 +473,30 @@ def write_untrained_pages(configs: str | Path, budget: str, docs: Path) -> None:
             )
 
 
+def write_unreported_pages(configs: str | Path, report: Report, docs: Path) -> None:
+    """The pages (under `docs`/games) of games with configs at the report's budget but no runs
+    in it (none trained yet by the current code) say so, with the command that trains them:
+    for a report of every run archived, so that no page keeps an older report's section."""
+    reported = {group["config"]["env_id"] for group in report.groups.values()}
+    waiting: dict[str, list[Path]] = defaultdict(list)
+    for path in sorted(Path(configs).glob("*/*.yaml")):
+        if has_budget(path, report.budget):
+            env_id = load_config(path, report.budget)["env_id"]
+            if env_id not in reported:
+                waiting[env_id].append(path)
+    for env_id, paths in waiting.items():
+        names = ", ".join(f"`{path.parent.name}/{path.name}`" for path in paths)
+        games = " ".join(sorted({f"{path.parent.name}/{path.stem}" for path in paths}))
+        write_page_section(
+            env_id,
+            f"training-{report.budget}",
+            f"Not yet trained at the `{report.budget}` budget by the current code: no runs of "
+            f"{names} are archived. `python -m training.sweep --budget {report.budget} "
+            f"--games {games}` trains them.",
+            docs,
+        )
+
+
 def _wall_seconds(groups: dict[Path, dict[str, Any]]) -> float:
     """The wall time of every run of `groups`, summed."""
     return sum(

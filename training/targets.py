@@ -4,9 +4,10 @@ A targets file (`configs/targets.yaml`) is a YAML list; each entry has a `name`,
 `configs` it judges (`<game>/<config>`), the `measure` (`gap`, `relative_gap` or
 `exploitability`), the `bound` the measure must not exceed, and `of`: `best` (the config with
 the smallest mean over its seeds must meet it) or `every` (each config's mean must). The
-targets table says, for every target whose configs are all in a report, what was measured,
-whether it is met, by how much it is missed, and what it cost; for a missed target, what the
-learner's own value errors show at the end.
+targets table says, for every target with a config in a report, what was measured, whether it
+is met, by how much it is missed, and what it cost; for a missed target, what the learner's own
+value errors show at the end. A target is judged only on all its configs: one whose other
+configs have no runs in the report says which, and is not judged.
 """
 
 from __future__ import annotations
@@ -79,9 +80,10 @@ def _miss_text(measure: str, value: float) -> str:
 
 
 def _judged(target: Target, groups: dict[Path, dict[str, Any]]) -> list[tuple[str, list[dict]]]:
-    """(config name, its results) of the target's configs, in the target's order."""
+    """(config name, its results) of the target's configs that `groups` holds, in the target's
+    order."""
     by_name = {config_name(path): group["results"] for path, group in groups.items()}
-    return [(name, by_name[name]) for name in target.configs]
+    return [(name, by_name[name]) for name in target.configs if name in by_name]
 
 
 def _mean(results: list[dict], measure: str) -> float:
@@ -105,11 +107,11 @@ def _minutes(results: list[dict]) -> str:
 
 
 def targets_table(groups: dict[Path, dict[str, Any]], targets: list[Target]) -> str:
-    """Markdown: the table of every target whose configs are all in `groups`, then one line
-    per missed target with the value errors of the config that decides it; "" if no target's
-    configs are all there."""
+    """Markdown: the table of every target with a config in `groups` (one whose other configs
+    are not there is not judged, and says which are missing), then one line per missed target
+    with the value errors of the config that decides it; "" if no target has a config there."""
     names = {config_name(path) for path in groups}
-    shown = [t for t in targets if set(t.configs) <= names]
+    shown = [t for t in targets if set(t.configs) & names]
     if not shown:
         return ""
     header = [
@@ -118,14 +120,18 @@ def targets_table(groups: dict[Path, dict[str, Any]], targets: list[Target]) -> 
     ]  # fmt: skip
     rows, missed = [], []
     for target in shown:
-        met, value, decider = verdict(target, groups)
-        judged = (
-            f"met ({target.of} agent: {_text(target.measure, value)})"
-            if met
-            else f"**missed by {_miss_text(target.measure, value - target.bound)}**"
-        )
-        if not met:
-            missed.append(_missed_line(target, value, decider, groups))
+        absent = [name for name in target.configs if name not in names]
+        if absent:
+            judged = "not judged: no runs of " + ", ".join(absent) + " in this report"
+        else:
+            met, value, decider = verdict(target, groups)
+            judged = (
+                f"met ({target.of} agent: {_text(target.measure, value)})"
+                if met
+                else f"**missed by {_miss_text(target.measure, value - target.bound)}**"
+            )
+            if not met:
+                missed.append(_missed_line(target, value, decider, groups))
         for i, (name, results) in enumerate(_judged(target, groups)):
             values = [r[target.measure] for r in results]
             rows.append(

@@ -14,14 +14,14 @@ full-budget sweep is of a few configs), each trained game's training section to
 docs/games/<game>.md, and the pages of games no config trains at the budget say so. Then
 the results page, docs/results/training.md: its `training`, `training-timing` and
 `training-exploitability` sections from a `quick` report of every config, its
-`training-full` section from a `full` report that has every config the targets
-(configs/targets.yaml) judge, with the targets table; a report of fewer configs leaves the
-page as it is.
+`training-full` section from the `full` report: the targets table (configs/targets.yaml), the
+rows of the configs the targets judge, and the names of those not trained yet.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -38,6 +38,7 @@ from training.report import (
     results_table,
     timing_text,
     write_game_pages,
+    write_unreported_pages,
     write_untrained_pages,
 )
 from training.targets import load_targets
@@ -99,15 +100,15 @@ def write_quick_sections(report: Report, page: Path) -> None:
         write("training-exploitability", report.exploitability)
 
 
-def write_full_section(report: Report, page: Path, full_configs=None) -> bool:
+def write_full_section(report: Report, page: Path, full_configs=None) -> None:
     """The results page's `training-full` section: the targets table, then the rows, figures
-    and times of the configs the targets judge, with a link to the rest; False (nothing
-    written) if the report lacks one of them."""
+    and times of the configs the targets judge that the report has, the ones it lacks named,
+    with a link to the rest."""
     full_configs = target_configs() if full_configs is None else full_configs
     groups = report.groups
     shown = {p: g for p, g in groups.items() if _config_name(p) in full_configs}
-    if len(shown) != len(full_configs):
-        return False
+    names = {_config_name(p) for p in shown}
+    absent = [name for name in full_configs if name not in names]
     stems = {game for game, paths in report.by_game.items() if any(p in shown for p in paths)}
     rest = len(groups) - len(shown)
     others = (
@@ -116,15 +117,37 @@ def write_full_section(report: Report, page: Path, full_configs=None) -> bool:
         if rest
         else ""
     )
-    targets = f"### Targets\n\n{report.targets}\n\n" if report.targets else ""
-    section = (
-        f"{describe(shown, report.budget)}\n\n{targets}{results_table(shown)}\n\n"
-        f"{best_agents(shown)}\n\n{gap_plots(report, stems)}{others}\n\n"
-        f"{timing_text(shown, 'shown here', report.sweeps)}"
+    waiting = (
+        "Not yet trained at the full budget by the current code (no archived runs): "
+        + ", ".join(f"`{name}`" for name in absent)
+        + ".\n\n"
+        if absent
+        else ""
     )
-    section = rebase_links(section, report.out, page.parent)
-    replace_marked_section(page, "training-full", section)
-    return True
+    targets = f"### Targets\n\n{report.targets}\n\n" if report.targets else ""
+    if shown:
+        body = (
+            f"{describe(shown, report.budget)}\n\n{waiting}{targets}{results_table(shown)}\n\n"
+            f"{best_agents(shown)}\n\n{gap_plots(report, stems)}{others}\n\n"
+            f"{timing_text(shown, 'shown here', report.sweeps)}"
+        )
+    else:
+        body = f"{waiting}{targets}[The full report](report.md) has the configs trained so far."
+    replace_marked_section(page, "training-full", rebase_links(body, report.out, page.parent))
+
+
+def remove_unreferenced_figures(folder: Path, docs: Path) -> list[Path]:
+    """Delete the figures (`folder`/*.png) that no Markdown page under `docs` (nor the README
+    beside it) links to any more, an older report's; return them."""
+    linked = set()
+    for page in [*docs.rglob("*.md"), docs.parent / "README.md"]:
+        if page.is_file():
+            for link in re.findall(r"\]\(([^)\s]+\.png)\)", page.read_text()):
+                linked.add((page.parent / link).resolve())
+    stale = [png for png in sorted(folder.glob("*.png")) if png.resolve() not in linked]
+    for png in stale:
+        png.unlink()
+    return stale
 
 
 def write_training_docs(
@@ -157,10 +180,13 @@ def write_training_docs(
     report = make_report(configs, budget, archive, report_folder(budget, docs), games, reproduce)
     write_game_pages(report, docs)
     write_untrained_pages(configs, budget, docs)
+    if budget == "full" or games is None:  # the report is of every archived run
+        write_unreported_pages(configs, report, docs)
     if budget == "quick" and games is None:
         write_quick_sections(report, page)
-    elif budget == "full" and not write_full_section(report, page, full_configs):
-        print(f"{page}'s full section needs every default config; left as it is")
+    elif budget == "full":
+        write_full_section(report, page, full_configs)
+    remove_unreferenced_figures(report.out, docs)
     return report
 
 
