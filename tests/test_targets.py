@@ -72,14 +72,23 @@ def test_the_table_says_by_how_much_a_target_is_missed_and_what_the_value_errors
     assert targets_table(groups, targets[2:]) == ""
 
 
-def test_a_target_with_a_config_not_in_the_report_is_not_judged_and_says_which():
-    target = Target("Pig within 0.005", ("pig/q", "pig/ppo_goal100"), "gap", 0.001, "best")
-    table = targets_table(GROUPS, [target])
-    assert table.splitlines()[2] == (
-        "| Pig within 0.005 | Q-learning (pig/q) | 0.006 | 0.008 (seed 1) | 0.001 | "
-        "not judged: no runs of pig/ppo_goal100 in this report | 1,000 | 2.0 |"
+def test_a_target_with_a_config_not_in_the_report_is_judged_only_where_it_cannot_change():
+    def verdict_cell(bound: float, of: str) -> str:
+        target = Target("t", ("pig/q", "pig/ppo_goal100"), "gap", bound, of)
+        return targets_table(GROUPS, [target]).splitlines()[2].split(" | ")[5]
+
+    missing = "pig/ppo_goal100 not in this report"
+    assert verdict_cell(0.001, "best") == "not judged: no runs of pig/ppo_goal100 in this report"
+    assert verdict_cell(0.007, "best") == f"met (best agent: 0.006; {missing})"
+    assert verdict_cell(0.007, "every") == "not judged: no runs of pig/ppo_goal100 in this report"
+    assert verdict_cell(0.001, "every") == f"**missed by at least 0.005**; {missing}"
+    target = Target("Pig within 0.005", ("pig/q", "pig/ppo_goal100"), "gap", 0.007, "best")
+    assert targets_table(GROUPS, [target]).splitlines()[2] == (
+        "| Pig within 0.005 | Q-learning (pig/q) | 0.006 | 0.008 (seed 1) | 0.007 | "
+        f"met (best agent: 0.006; {missing}) | 1,000 | 2.0 |"
     )
-    assert len(table.splitlines()) == 3  # no missed line for a target not judged
+    target = Target("t", ("pig/q", "pig/ppo_goal100"), "gap", 0.001, "best")
+    assert len(targets_table(GROUPS, [target]).splitlines()) == 3  # not judged: no missed line
 
 
 def test_a_missed_target_without_value_errors_says_why_its_runs_keep_none():

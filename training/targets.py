@@ -6,8 +6,9 @@ A targets file (`configs/targets.yaml`) is a YAML list; each entry has a `name`,
 the smallest mean over its seeds must meet it) or `every` (each config's mean must). The
 targets table says, for every target with a config in a report, what was measured, whether it
 is met, by how much it is missed, and what it cost; for a missed target, what the learner's own
-value errors show at the end. A target is judged only on all its configs: one whose other
-configs have no runs in the report says which, and is not judged.
+value errors show at the end. A target some of whose configs have no runs in the report names
+them, and is judged only where they cannot change the verdict: `best` met by a config there,
+`every` missed by one.
 """
 
 from __future__ import annotations
@@ -121,17 +122,22 @@ def targets_table(groups: dict[Path, dict[str, Any]], targets: list[Target]) -> 
     rows, missed = [], []
     for target in shown:
         absent = [name for name in target.configs if name not in names]
-        if absent:
+        met, value, decider = verdict(target, groups)
+        # Without a config, `best` can still be met (the others cannot undo it) and `every`
+        # missed (by at least as much); anything else waits for the missing runs.
+        decided = not absent or met == (target.of == "best")
+        without = f"; {', '.join(absent)} not in this report" if absent else ""
+        if not decided:
             judged = "not judged: no runs of " + ", ".join(absent) + " in this report"
+        elif met:
+            judged = f"met ({target.of} agent: {_text(target.measure, value)}{without})"
         else:
-            met, value, decider = verdict(target, groups)
+            at_least = "at least " if absent else ""
             judged = (
-                f"met ({target.of} agent: {_text(target.measure, value)})"
-                if met
-                else f"**missed by {_miss_text(target.measure, value - target.bound)}**"
+                f"**missed by {at_least}{_miss_text(target.measure, value - target.bound)}**"
+                f"{without}"
             )
-            if not met:
-                missed.append(_missed_line(target, value, decider, groups))
+            missed.append(_missed_line(target, value, decider, groups))
         for i, (name, results) in enumerate(_judged(target, groups)):
             values = [r[target.measure] for r in results]
             rows.append(
