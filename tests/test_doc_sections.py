@@ -145,6 +145,8 @@ def test_the_training_report_writes_its_quick_sections_relinked_to_the_results_p
     write_quick_sections(report, page)
     assert page.read_text() == TRAINING_RESULTS.read_text()  # the parts joined, stripped
     assert "(../training/sum_avoid.png)" in section(page, "training")
+    report.timing = "- a sweep. Its report: [full](full/report.md)."  # linked from `out`
+    write_quick_sections(report, page)
     assert "(../training/full/report.md)" in section(page, "training-timing")
 
 

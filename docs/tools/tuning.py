@@ -197,7 +197,7 @@ def adoption(record: dict[str, Any]) -> str:
     if winner is not None and all(
         _close(value, winner["params"][key]) for value, key in zip(now, keys, strict=True)
     ):
-        return "The config now holds the winner's setting (rounded to three decimals)."
+        return "The config now holds the winner's setting (rounded to three significant digits)."
     shown = ", ".join(f"`{key}` = {_cell(value)}" for key, value in zip(keys, now, strict=True))
     return f"The config has changed since this search: {shown}."
 
@@ -213,7 +213,8 @@ def _value(hyperparams: dict[str, Any], dotted: str) -> Any:
 
 def _close(value: Any, searched: Any) -> bool:
     if isinstance(searched, float) and isinstance(value, int | float):
-        return abs(value - searched) <= 5e-4
+        # Three significant digits: a learning rate of 3e-4 is not "close" to 7e-4.
+        return abs(value - searched) <= 5e-3 * abs(searched)
     return value == searched
 
 
