@@ -22,6 +22,7 @@ import functools
 import json
 import os
 import sys
+import textwrap
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -1122,12 +1123,14 @@ def _plot_exploitability(
         ax.set(xlabel="environment steps", title=algo)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     axes[0][0].set_ylabel("exploitability (exact, win probability)")
-    fig.suptitle(
+    lines = (
         f"{game}, {budget} budget: exploitability of the greedy policy (dashed: of the "
-        f"stochastic policy, where scored)\n"
+        "stochastic policy, where scored)",
         f"band = min..max over seeds; symlog axis, linear below {SYMLOG_LINEAR:g} (0 is optimal)",
-        fontsize=9,
     )
+    # About 14 characters of a 9-point title per inch: one panel is too narrow for a line.
+    width = int(14 * 5.5 * len(by_algo))
+    fig.suptitle("\n".join(textwrap.fill(line, width) for line in lines), fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
