@@ -82,6 +82,12 @@ def test_a_target_with_a_config_not_in_the_report_is_judged_only_where_it_cannot
     assert verdict_cell(0.007, "best") == f"met (best agent: 0.006; {missing})"
     assert verdict_cell(0.007, "every") == "not judged: no runs of pig/ppo_goal100 in this report"
     assert verdict_cell(0.001, "every") == f"**missed by at least 0.005**; {missing}"
+    target = Target("t", ("pig/q", "pig/ppo_goal100"), "gap", 0.001, "every")
+    assert (
+        targets_table(GROUPS, [target])
+        .splitlines()[-1]
+        .startswith("- t: missed by at least 0.005 (pig/q: 0.006 against 0.001).")
+    )
     target = Target("Pig within 0.005", ("pig/q", "pig/ppo_goal100"), "gap", 0.007, "best")
     assert targets_table(GROUPS, [target]).splitlines()[2] == (
         "| Pig within 0.005 | Q-learning (pig/q) | 0.006 | 0.008 (seed 1) | 0.007 | "

@@ -137,7 +137,7 @@ def targets_table(groups: dict[Path, dict[str, Any]], targets: list[Target]) -> 
                 f"**missed by {at_least}{_miss_text(target.measure, value - target.bound)}**"
                 f"{without}"
             )
-            missed.append(_missed_line(target, value, decider, groups))
+            missed.append(_missed_line(target, value, decider, groups, at_least))
         for i, (name, results) in enumerate(_judged(target, groups)):
             values = [r[target.measure] for r in results]
             rows.append(
@@ -158,12 +158,12 @@ def targets_table(groups: dict[Path, dict[str, Any]], targets: list[Target]) -> 
     return "\n".join(lines) + ("\n\n" + "\n".join(missed) if missed else "")
 
 
-def _missed_line(target: Target, value: float, decider: str, groups) -> str:
+def _missed_line(target: Target, value: float, decider: str, groups, at_least: str = "") -> str:
     """What the deciding config's own value estimates say at the end of its runs."""
     results = _judged(Target(target.name, (decider,), "", 0, ""), groups)[0][1]
     measured, bound = _text(target.measure, value), _text(target.measure, target.bound)
     text = (
-        f"- {target.name}: missed by {_miss_text(target.measure, value - target.bound)} "
+        f"- {target.name}: missed by {at_least}{_miss_text(target.measure, value - target.bound)} "
         f"({decider}: {measured} against {bound})."
     )
     if not all("value_error" in r for r in results):

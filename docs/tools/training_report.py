@@ -41,7 +41,7 @@ from training.report import (
     write_unreported_pages,
     write_untrained_pages,
 )
-from training.targets import load_targets
+from training.targets import config_name, load_targets
 
 
 def target_configs(configs: str | Path = "configs") -> tuple[str, ...]:
@@ -74,11 +74,6 @@ def archived_configs(budget_folder: Path, configs: str | Path = "configs") -> li
     ]
 
 
-def _config_name(path: Path) -> str:
-    """configs/pig/ppo_goal100.yaml -> pig/ppo_goal100."""
-    return f"{path.parent.name}/{path.stem}"
-
-
 def results_page(docs: Path) -> Path:
     """The page of training results under `docs`, whose sections the reports write."""
     return docs / "results" / "training.md"
@@ -106,8 +101,8 @@ def write_full_section(report: Report, page: Path, full_configs=None) -> None:
     with a link to the rest."""
     full_configs = target_configs() if full_configs is None else full_configs
     groups = report.groups
-    shown = {p: g for p, g in groups.items() if _config_name(p) in full_configs}
-    names = {_config_name(p) for p in shown}
+    shown = {p: g for p, g in groups.items() if config_name(p) in full_configs}
+    names = {config_name(p) for p in shown}
     absent = [name for name in full_configs if name not in names]
     stems = {game for game, paths in report.by_game.items() if any(p in shown for p in paths)}
     rest = len(groups) - len(shown)
