@@ -231,7 +231,7 @@ def plot_losses(
             _integer_axis(ax.xaxis)
             _integer_axis(ax.yaxis)
         ax.set_title(heading, fontsize=9)
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(textwrap.fill(title, 55 * len(panels)), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -375,7 +375,7 @@ def plot_monte_carlo(
             "Not drawn, the median seed exactly optimal (gap 0): " + "; ".join(never), 70
         )
         right.set_xlabel(f"episodes (log axis)\n\n{note}", fontsize=8)
-    right.legend(fontsize=8, loc="lower right")
+    right.legend(fontsize=8, loc="best")  # where it covers the fewest bars
     right.grid(alpha=0.3, axis="x")
     fig.suptitle(f"Monte Carlo against exact evaluation, {budget} budget", fontsize=10)
     fig.tight_layout()
