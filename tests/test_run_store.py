@@ -465,7 +465,7 @@ def test_ctrl_c_stops_a_sweep_and_the_rerun_finishes_the_rest(tmp_path):
             },
             "d20_rounds/ppo": {
                 "algo": "ppo",
-                "budget": {"timesteps": 16_384, "eval_every": 1024},
+                "budget": {"timesteps": 6144, "eval_every": 1024},
                 "hyperparams": {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 2},
                 "seeds": [0, 1],
             },
