@@ -332,3 +332,31 @@ def test_every_committed_record_names_its_config_and_ranks_its_own_trials():
         for place, key in enumerate(("winner", "runner_up")):
             expected = best[place]["trial"] if len(best) > place else None
             assert (found[key] or {}).get("trial") == expected, (name, key)
+
+
+def test_a_search_that_did_not_help_says_where_asha_would_have_ranked_the_start():
+    """The setting searched from, scored at the first rung (evaluation `grace`) against the
+    trials there: behind three of four trials, where ASHA lets one in four go on."""
+    search = record(0.05, 0.04)
+    search["trials"] = [trial(i, [1.0, gap, 0.05]) for i, gap in enumerate([0.2, 0.3, 0.4, 0.6])]
+    search["baseline"]["curve"] = [
+        {"steps": 0, "relative_gap": 1.0},
+        {"steps": 100, "relative_gap": 0.5},
+        {"steps": 200, "relative_gap": 0.04},
+    ]
+    said = tuning.outcome(search)[-3]
+    assert said.endswith(
+        "At ASHA's first rung (100 steps) it had relative gap 50 %, behind 3 of the 4 trials "
+        "there; ASHA lets about the best 1/4 of a rung go on."
+    )
+    assert said.startswith("Tuning did not help")
+    table = tuning.summary([("a.json", search)])
+    assert "| 4 % | 5 % | did not help | behind 3 of 4 |" in table
+    assert "Tuning helped in 0 of the 1 searches." in table
+    search["winner"]["final_relative_gap"] = 0.01  # tuning helped: no rung line
+    table = tuning.summary([("a.json", search)])
+    assert "| 4 % | 1 % | helped | behind 3 of 4 |" in table
+    assert "Tuning helped in 1 of the 1 searches." in table
+    assert "first rung" not in tuning.outcome(search)[-3]
+    search["baseline"]["curve"] = search["baseline"]["curve"][:1]  # no point at the rung
+    assert tuning.first_rung(search) is None

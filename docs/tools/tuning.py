@@ -38,7 +38,7 @@ setting by one run: a difference smaller than the spread between seeds (the trai
 gives it per config) is not evidence that one setting is better. A search with `--seeds K`
 scores each by the mean of K runs (`--seed` to `--seed`+K-1) at every evaluation point. Where
 the winner scored lower, its setting went into the config (its floats rounded to three
-decimals); the last line of each section says what the config holds now.
+significant digits); the last line of each section says what the config holds now.
 
 Record a search and rewrite this page (from the repository's root):
 
@@ -68,7 +68,38 @@ def page(folder: Path = RECORDS) -> str:
     found = records(folder)
     if not found:
         return INTRO + "\n" + NO_RECORDS
-    return INTRO + "".join("\n" + search_section(name, record) for name, record in found)
+    sections = "".join("\n" + search_section(name, record) for name, record in found)
+    return INTRO + "\n" + summary(found) + sections
+
+
+def summary(found: list[tuple[str, dict[str, Any]]]) -> str:
+    """One row per search: the setting searched from against the best trial, whether tuning
+    helped, and where ASHA's first rung ranked the setting searched from."""
+    lines = [
+        "## All searches",
+        "",
+        "| config | budget | setting searched from | best trial | tuning | searched-from at "
+        "ASHA's first rung |",
+        "|---|---|---|---|---|---|",
+    ]
+    helped = 0
+    for _, record in found:
+        objective, winner, baseline = record["objective"], record["winner"], record["baseline"]
+        said = verdict(record)
+        helped += said.startswith("Tuning helped")
+        word = "helped" if said.startswith("Tuning helped") else "did not help"
+        if winner is None or baseline is None or f"final_{objective}" not in baseline:
+            word = "not measured"
+        rank = rung_rank(record)
+        lines.append(
+            f"| `{record['config']['path'].removeprefix('configs/')}` | "
+            f"{budget_text(record)}{heading_seeds(record)} | "
+            f"{score((baseline or {}).get(f'final_{objective}'), objective)} | "
+            f"{score((winner or {}).get(f'final_{objective}'), objective)} | {word} | "
+            f"{'-' if rank is None else f'behind {rank[0]} of {rank[1]}'} |"
+        )
+    lines += ["", f"Tuning helped in {helped} of the {len(found)} searches.", ""]
+    return "\n".join(lines)
 
 
 def score(value: float | None, objective: str) -> str:
@@ -180,7 +211,41 @@ def outcome(record: dict[str, Any]) -> list[str]:
             f"{OBJECTIVE_NAMES[objective]} {score(baseline.get(f'final_{objective}'), objective)}"
             f" at {baseline['steps']:,} steps."
         )
-    return [*lines, "", verdict(record), "", adoption(record)]
+    rung = first_rung(record)
+    said = [verdict(record)] + (
+        [rung] if rung and verdict(record).startswith("Tuning did not") else []
+    )
+    return [*lines, "", " ".join(said), "", adoption(record)]
+
+
+def rung_rank(record: dict[str, Any]) -> tuple[int, int] | None:
+    """(trials that scored better, trials there) at ASHA's first rung for the setting searched
+    from; None without a baseline curve that reaches the rung."""
+    objective, baseline = record["objective"], record["baseline"]
+    index = record["asha"]["grace_period"] - 1  # evaluation i is training iteration i + 1
+    if baseline is None or len(baseline.get("curve") or []) <= index:
+        return None
+    there = [t["curve"][index][objective] for t in record["trials"] if len(t["curve"]) > index]
+    own = settle(baseline["curve"][index][objective])
+    return sum(settle(value) < own for value in there), len(there)
+
+
+def first_rung(record: dict[str, Any]) -> str | None:
+    """Where the setting searched from would have ranked at ASHA's first rung (after `grace`
+    evaluations) among the trials there: a setting that starts slow and ends best is one that
+    ASHA stops. None without a baseline curve that reaches the rung."""
+    rank = rung_rank(record)
+    if rank is None:
+        return None
+    behind, trials = rank
+    objective, baseline = record["objective"], record["baseline"]
+    own = baseline["curve"][record["asha"]["grace_period"] - 1]
+    kept = record["asha"]["reduction_factor"]
+    return (
+        f"At ASHA's first rung ({own['steps']:,} steps) it had {OBJECTIVE_NAMES[objective]} "
+        f"{score(own[objective], objective)}, behind {behind} of the {trials} trials there; "
+        f"ASHA lets about the best 1/{kept} of a rung go on."
+    )
 
 
 def adoption(record: dict[str, Any]) -> str:
