@@ -360,3 +360,14 @@ def test_a_search_that_did_not_help_says_where_asha_would_have_ranked_the_start(
     assert "first rung" not in tuning.outcome(search)[-3]
     search["baseline"]["curve"] = search["baseline"]["curve"][:1]  # no point at the rung
     assert tuning.first_rung(search) is None
+
+
+def test_a_search_space_file_is_named_with_the_search():
+    search = record(0.05, 0.04)
+    search["space_source"] = "built in (qlearning)"
+    assert "search space built in (qlearning)." in tuning.search_section("a.json", search)
+    search["space_source"] = "docs/training/tuning/spaces/x.yaml"
+    said = tuning.search_section("a.json", search)
+    assert "search space [`x.yaml`](../training/tuning/spaces/x.yaml)." in said
+    search["space_source"] = "/tmp/space.yaml"
+    assert "search space `/tmp/space.yaml`." in tuning.search_section("a.json", search)

@@ -124,7 +124,8 @@ def search_section(name: str, record: dict[str, Any]) -> str:
         f"{_kwargs(record['env_kwargs'])}, {record['algo']}; {record['samples']} trials of "
         f"{record['timesteps']:,} steps (an exact evaluation every {record['eval_every']:,}), "
         f"{seeds_text(record)}, minimising the {OBJECTIVE_NAMES[objective]}; ASHA with grace "
-        f"{asha['grace_period']} evaluations and reduction factor {asha['reduction_factor']}. "
+        f"{asha['grace_period']} evaluations and reduction factor {asha['reduction_factor']}; "
+        f"search space {_space_source(record)}. "
         f"Config sha256 `{record['config']['sha256'][:12]}`, dice-envs "
         f"{record['package']['version']} (code `{record['package']['code']}`), Ray "
         f"{record['libraries']['ray']}; {record['wall_seconds']:.0f} s of wall time.",
@@ -138,6 +139,17 @@ def search_section(name: str, record: dict[str, Any]) -> str:
         lines.append(f"| `{key}` | {kind} {values} | {committed} |")
     lines += ["", *trials_table(record), "", *outcome(record)]
     return "\n".join(lines) + "\n"
+
+
+def _space_source(record: dict[str, Any]) -> str:
+    """`built in (algo)`, or the space file as a link from this page."""
+    source = record.get("space_source", "")
+    if source.startswith("built in") or not source:
+        return source or "not recorded"
+    path = Path(source)
+    if path.parts[:1] != ("docs",):
+        return f"`{source}`"  # not in the site: named, not linked
+    return f"[`{path.name}`](../{path.relative_to('docs').as_posix()})"
 
 
 def _kwargs(kwargs: dict[str, Any]) -> str:
