@@ -117,11 +117,12 @@ def search_section(name: str, record: dict[str, Any]) -> str:
     """One search: its settings, space, trials, winner and runner-up, and the verdict."""
     objective = record["objective"]
     asha = record["asha"]
+    trials = f"{record['samples']} trial" + ("s" if record["samples"] != 1 else "")
     lines = [
         f"## `{record['config']['path']}`, {budget_text(record)}{heading_seeds(record)}",
         "",
         f"Record: [`{name}`](../training/tuning/{name}). {record['env_id']} "
-        f"{_kwargs(record['env_kwargs'])}, {record['algo']}; {record['samples']} trials of "
+        f"{_kwargs(record['env_kwargs'])}, {record['algo']}; {trials} of "
         f"{record['timesteps']:,} steps (an exact evaluation every {record['eval_every']:,}), "
         f"{seeds_text(record)}, minimising the {OBJECTIVE_NAMES[objective]}; ASHA with grace "
         f"{asha['grace_period']} evaluations and reduction factor {asha['reduction_factor']}; "
