@@ -50,6 +50,8 @@ python -m docs.tools.tuning
 """
 
 NO_RECORDS = "No search has been recorded yet.\n"
+# The summary's word for each verdict (see `verdict`); any other verdict is "not measured".
+VERDICT_WORDS = {"Tuning helped": "helped", "Tuning did not help": "did not help"}
 OBJECTIVE_NAMES = {"relative_gap": "relative gap", "exploitability": "exploitability"}
 BASELINE_SOURCES = {
     "run": "a run beside the trials",
@@ -87,9 +89,9 @@ def summary(found: list[tuple[str, dict[str, Any]]]) -> str:
         objective, winner, baseline = record["objective"], record["winner"], record["baseline"]
         said = verdict(record)
         helped += said.startswith("Tuning helped")
-        word = "helped" if said.startswith("Tuning helped") else "did not help"
-        if winner is None or baseline is None or f"final_{objective}" not in baseline:
-            word = "not measured"
+        word = next(
+            (w for start, w in VERDICT_WORDS.items() if said.startswith(start)), "not measured"
+        )
         rank = rung_rank(record)
         lines.append(
             f"| `{record['config']['path'].removeprefix('configs/')}` | "
@@ -224,11 +226,10 @@ def outcome(record: dict[str, Any]) -> list[str]:
             f"{OBJECTIVE_NAMES[objective]} {score(baseline.get(f'final_{objective}'), objective)}"
             f" at {baseline['steps']:,} steps."
         )
-    rung = first_rung(record)
-    said = [verdict(record)] + (
-        [rung] if rung and verdict(record).startswith("Tuning did not") else []
-    )
-    return [*lines, "", " ".join(said), "", adoption(record)]
+    said, rung = verdict(record), first_rung(record)
+    if rung and said.startswith("Tuning did not"):
+        said += " " + rung
+    return [*lines, "", said, "", adoption(record)]
 
 
 def rung_rank(record: dict[str, Any]) -> tuple[int, int] | None:
