@@ -18,9 +18,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 venv: $(VENV)/.installed
 
-# pytest on every core (pytest-xdist), each test file on one worker: a file's module
-# fixtures are built once, and the Ray tests (all in tests/test_ray.py) never start two
-# local Rays at a time.
+# pytest on every core (pytest-xdist), each test file on one worker, so that a file's module
+# fixtures are built once. No test here starts a Ray (those are `make verify`), and a test that
+# runs past pytest-timeout's limit (pyproject.toml) fails with its stack, not the whole run.
 test: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -33,7 +33,7 @@ test: venv
 # Ctrl-C of a Ray sweep, real tuning searches, the three-box Yahtzee cross-checks and the
 # full-game optimal policy, Chow-Robbins at a million tosses.
 verify: venv
-	$(BIN)/python -m pytest -q -m verify
+	$(BIN)/python -m pytest -q -m verify --timeout 3600
 
 # The site (mkdocs.yml): the committed pages rendered, the API reference read from the
 # docstrings; --strict fails on a broken link, a missing page or a docstring that does not
