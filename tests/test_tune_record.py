@@ -371,3 +371,27 @@ def test_a_search_space_file_is_named_with_the_search():
     assert "search space [`x.yaml`](../training/tuning/spaces/x.yaml)." in said
     search["space_source"] = "/tmp/space.yaml"
     assert "search space `/tmp/space.yaml`." in tuning.search_section("a.json", search)
+
+
+def test_searches_that_tried_the_same_settings_are_named_with_the_most_consistent_one(tmp_path):
+    """Settings x=0, 1, 2 in two searches (places 1, 2, 3 and 3, 1, 2) and in a third of other
+    settings: x=1 has median place 1.5, the best; a one-setting check is no shared search."""
+    first, second, other, check = (record(0.1, 0.2) for _ in range(4))
+    first["trials"] = [trial(i, [1.0, 0.5, g]) for i, g in enumerate([0.1, 0.2, 0.3])]
+    second["trials"] = [trial(i, [1.0, 0.5, g]) for i, g in enumerate([0.2, 0.1, 0.15])]
+    second["config"] = {**second["config"], "path": "configs/hog/qlearning.yaml"}
+    second["seeds"] = [1000, 1001, 1002]
+    other["trials"] = [trial(i, [1.0, 0.5, 0.1], {"x": 9.0 + i}) for i in range(3)]
+    check["trials"] = check["trials"][:1]
+    found = [("a.json", first), ("b.json", second), ("c.json", other), ("d.json", check)]
+    said = tuning.shared_settings(found)
+    [line] = [line for line in said.splitlines() if line.startswith("- ")]
+    assert line == (
+        "- 2 searches tried the same 3 settings: `sum_avoid/qlearning.yaml`, "
+        "`hog/qlearning.yaml` (seeds 1000-1002). The setting with the best median place in "
+        "their orders (`x` 1) has median place 1.5 of 3; it won 1 of the 2 searches."
+    )
+    assert tuning.shared_settings([("c.json", other), ("d.json", check)]) == ""
+    for name, search in found:
+        (tmp_path / name).write_text(json.dumps(search))
+    assert said in tuning.page(tmp_path)

@@ -375,9 +375,15 @@ def plot_monte_carlo(
             "Not drawn, the median seed exactly optimal (gap 0): " + "; ".join(never), 70
         )
         right.set_xlabel(f"episodes (log axis)\n\n{note}", fontsize=8)
-    right.legend(fontsize=8, loc="best")  # where it covers the fewest bars
     right.grid(alpha=0.3, axis="x")
     fig.suptitle(f"Monte Carlo against exact evaluation, {budget} budget", fontsize=10)
-    fig.tight_layout()
+    # Under the right panel, outside it: inside, it covered the end of a bar.
+    fig.tight_layout(rect=(0, 0.4 / height, 1, 1))
+    box = right.get_position()
+    handles, labels = right.get_legend_handles_labels()
+    fig.legend(
+        handles, labels, fontsize=8, ncol=2, loc="lower center", frameon=False,
+        bbox_to_anchor=(box.x0 + box.width / 2, 0), bbox_transform=fig.transFigure,
+    )  # fmt: skip
     fig.savefig(path, dpi=100)
     plt.close(fig)

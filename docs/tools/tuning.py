@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from training.tune import budget_text, percent, ranked, record_seeds, seeds_text, settle
@@ -71,7 +72,7 @@ def page(folder: Path = RECORDS) -> str:
     if not found:
         return INTRO + "\n" + NO_RECORDS
     sections = "".join("\n" + search_section(name, record) for name, record in found)
-    return INTRO + "\n" + summary(found) + sections
+    return INTRO + "\n" + summary(found) + shared_settings(found) + sections
 
 
 def summary(found: list[tuple[str, dict[str, Any]]]) -> str:
@@ -94,7 +95,7 @@ def summary(found: list[tuple[str, dict[str, Any]]]) -> str:
         )
         rank = rung_rank(record)
         lines.append(
-            f"| `{record['config']['path'].removeprefix('configs/')}` | "
+            f"| `{_config_name(record)}` | "
             f"{budget_text(record)}{heading_seeds(record)} | "
             f"{score((baseline or {}).get(f'final_{objective}'), objective)} | "
             f"{score((winner or {}).get(f'final_{objective}'), objective)} | {word} | "
@@ -102,6 +103,52 @@ def summary(found: list[tuple[str, dict[str, Any]]]) -> str:
         )
     lines += ["", f"Tuning helped in {helped} of the {len(found)} searches.", ""]
     return "\n".join(lines)
+
+
+def shared_settings(found: list[tuple[str, dict[str, Any]]]) -> str:
+    """The searches that tried the same settings (one space, one sampler seed), and the setting
+    with the best median place in their trial orders (`sorted_trials`); "" if none did."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for _, record in found:
+        settings = tuple(sorted(_setting(trial) for trial in record["trials"]))
+        groups.setdefault(settings, []).append(record)
+    lines = []
+    for settings, group in groups.items():
+        if len(group) < 2 or len(settings) < 2:  # a check of one setting searched nothing
+            continue
+        places: dict[tuple, list[int]] = {setting: [] for setting in settings}
+        for record in group:
+            for place, trial in enumerate(sorted_trials(record), start=1):
+                places[_setting(trial)].append(place)
+        best = min(settings, key=lambda s: (np.median(places[s]), np.mean(places[s]), s))
+        shown = ", ".join(f"`{key}` {_cell(value)}" for key, value in best)
+        names = ", ".join(
+            f"`{_config_name(record)}`"
+            + (f" ({seeds[2:]})" if (seeds := heading_seeds(record)) else "")
+            for record in group
+        )
+        lines.append(
+            f"- {len(group)} searches tried the same {len(settings)} settings: {names}. The "
+            f"setting with the best median place in their orders ({shown}) has median place "
+            f"{np.median(places[best]):g} of {len(settings)}; it won {places[best].count(1)} "
+            f"of the {len(group)} searches."
+        )
+    if not lines:
+        return ""
+    head = (
+        "## The same settings in several searches\n\nRay Tune's sampler is seeded by the "
+        "search's `--seed`, so searches of one space with one seed try the same settings; a "
+        "search with another `--seed` would try others.\n\n"
+    )
+    return head + "\n".join(lines) + "\n"
+
+
+def _setting(trial: dict[str, Any]) -> tuple:
+    return tuple(sorted(trial["params"].items()))
+
+
+def _config_name(record: dict[str, Any]) -> str:
+    return record["config"]["path"].removeprefix("configs/")
 
 
 def score(value: float | None, objective: str) -> str:
