@@ -136,7 +136,7 @@ def shared_settings(found: list[tuple[str, dict[str, Any]]]) -> str:
     if not lines:
         return ""
     head = (
-        "## The same settings in several searches\n\nRay Tune's sampler is seeded by the "
+        "\n## The same settings in several searches\n\nRay Tune's sampler is seeded by the "
         "search's `--seed`, so searches of one space with one seed try the same settings; a "
         "search with another `--seed` would try others.\n\n"
     )
