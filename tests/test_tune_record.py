@@ -395,3 +395,12 @@ def test_searches_that_tried_the_same_settings_are_named_with_the_most_consisten
     for name, search in found:
         (tmp_path / name).write_text(json.dumps(search))
     assert said in tuning.page(tmp_path)
+
+
+def test_a_search_with_another_asha_grace_says_so_in_its_heading_and_row():
+    search = record(0.05, 0.04)
+    assert tuning.heading_seeds(search) == ""
+    search["asha"] = {**search["asha"], "grace_period": 4}
+    search["seeds"] = [1000, 1001, 1002]
+    assert tuning.heading_seeds(search) == ", seeds 1000-1002, ASHA grace 4"
+    assert "| quick budget, seeds 1000-1002, ASHA grace 4 |" in tuning.summary([("a", search)])

@@ -68,6 +68,8 @@ SAMPLERS = ("uniform", "loguniform", "randint", "choice")
 # The report's runs use seeds 0-4; a search on a seed no config lists keeps tuning apart from
 # the runs it is judged on.
 TUNE_SEED = 1000
+# Evaluations every trial runs before ASHA may stop it (`--grace`).
+DEFAULT_GRACE = 2
 # ASHA keeps the best 1/REDUCTION_FACTOR of the trials at each rung (Ray's default, stated so
 # the record says it).
 REDUCTION_FACTOR = 4
@@ -374,7 +376,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--workers", type=int, default=2, help="CPUs of a local Ray")
     parser.add_argument("--address", default=None, help="a Ray cluster (default: start one)")
     parser.add_argument("--runs", default="runs", help="the run store (default: runs)")
-    parser.add_argument("--grace", type=int, default=2, help="evaluations before ASHA may stop")
+    parser.add_argument(
+        "--grace", type=int, default=DEFAULT_GRACE, help="evaluations before ASHA may stop"
+    )
     parser.add_argument(
         "--baseline",
         action="store_true",

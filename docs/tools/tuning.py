@@ -18,7 +18,15 @@ from typing import Any
 import numpy as np
 import yaml
 
-from training.tune import budget_text, percent, ranked, record_seeds, seeds_text, settle
+from training.tune import (
+    DEFAULT_GRACE,
+    budget_text,
+    percent,
+    ranked,
+    record_seeds,
+    seeds_text,
+    settle,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "docs" / "training" / "tuning"
@@ -346,9 +354,11 @@ def _close(value: Any, searched: Any) -> bool:
 
 def heading_seeds(record: dict[str, Any]) -> str:
     """The heading's tail: `, seeds 1000-1002` for a search of several seeds per trial, else
-    nothing (one seed, the default)."""
+    nothing (one seed, the default); `, ASHA grace 4` where the grace was not the default."""
     seeds = record_seeds(record)
-    return f", seeds {seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else ""
+    tail = f", seeds {seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else ""
+    grace = record.get("asha", {}).get("grace_period", DEFAULT_GRACE)
+    return tail + (f", ASHA grace {grace}" if grace != DEFAULT_GRACE else "")
 
 
 def verdict(record: dict[str, Any]) -> str:
