@@ -135,8 +135,8 @@ def test_a_record_names_its_seeds():
     assert seeds_text({"seed": 1000}) == "seed 1000"  # a record from before --seeds
     assert seeds_text({"seed": 1000, "seeds": [1000]}) == "seed 1000"
     assert seeds_text({"seed": 7, "seeds": [7, 8, 9]}) == "seeds 7-9 (their mean)"
-    assert tuning.heading_seeds({"seed": 1000}) == ""
-    assert tuning.heading_seeds({"seed": 7, "seeds": [7, 8, 9]}) == ", seeds 7-9"
+    assert tuning.heading_tail({"seed": 1000}) == ""
+    assert tuning.heading_tail({"seed": 7, "seeds": [7, 8, 9]}) == ", seeds 7-9"
 
 
 def test_a_grace_past_the_budget_is_refused_before_ray_starts(capsys):
@@ -399,8 +399,8 @@ def test_searches_that_tried_the_same_settings_are_named_with_the_most_consisten
 
 def test_a_search_with_another_asha_grace_says_so_in_its_heading_and_row():
     search = record(0.05, 0.04)
-    assert tuning.heading_seeds(search) == ""
+    assert tuning.heading_tail(search) == ""
     search["asha"] = {**search["asha"], "grace_period": 4}
     search["seeds"] = [1000, 1001, 1002]
-    assert tuning.heading_seeds(search) == ", seeds 1000-1002, ASHA grace 4"
+    assert tuning.heading_tail(search) == ", seeds 1000-1002, ASHA grace 4"
     assert "| quick budget, seeds 1000-1002, ASHA grace 4 |" in tuning.summary([("a", search)])

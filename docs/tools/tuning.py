@@ -104,7 +104,7 @@ def summary(found: list[tuple[str, dict[str, Any]]]) -> str:
         rank = rung_rank(record)
         lines.append(
             f"| `{_config_name(record)}` | "
-            f"{budget_text(record)}{heading_seeds(record)} | "
+            f"{budget_text(record)}{heading_tail(record)} | "
             f"{score((baseline or {}).get(f'final_{objective}'), objective)} | "
             f"{score((winner or {}).get(f'final_{objective}'), objective)} | {word} | "
             f"{'-' if rank is None else f'behind {rank[0]} of {rank[1]}'} |"
@@ -132,7 +132,7 @@ def shared_settings(found: list[tuple[str, dict[str, Any]]]) -> str:
         shown = ", ".join(f"`{key}` {_cell(value)}" for key, value in best)
         names = ", ".join(
             f"`{_config_name(record)}`"
-            + (f" ({seeds[2:]})" if (seeds := heading_seeds(record)) else "")
+            + (f" ({tail.removeprefix(', ')})" if (tail := heading_tail(record)) else "")
             for record in group
         )
         lines.append(
@@ -176,7 +176,7 @@ def search_section(name: str, record: dict[str, Any]) -> str:
     asha = record["asha"]
     trials = f"{record['samples']} trial" + ("s" if record["samples"] != 1 else "")
     lines = [
-        f"## `{record['config']['path']}`, {budget_text(record)}{heading_seeds(record)}",
+        f"## `{record['config']['path']}`, {budget_text(record)}{heading_tail(record)}",
         "",
         f"Record: [`{name}`](../training/tuning/{name}). {record['env_id']} "
         f"{_kwargs(record['env_kwargs'])}, {record['algo']}; {trials} of "
@@ -352,9 +352,9 @@ def _close(value: Any, searched: Any) -> bool:
     return value == searched
 
 
-def heading_seeds(record: dict[str, Any]) -> str:
-    """The heading's tail: `, seeds 1000-1002` for a search of several seeds per trial, else
-    nothing (one seed, the default); `, ASHA grace 4` where the grace was not the default."""
+def heading_tail(record: dict[str, Any]) -> str:
+    """What a heading adds to the budget: `, seeds 1000-1002` for a search of several seeds per
+    trial, `, ASHA grace 4` where the grace was not the default; else nothing."""
     seeds = record_seeds(record)
     tail = f", seeds {seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else ""
     grace = record.get("asha", {}).get("grace_period", DEFAULT_GRACE)
