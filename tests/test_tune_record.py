@@ -281,6 +281,27 @@ def test_the_verdict_says_plainly_whether_tuning_helped():
     assert tuning.verdict(record(None, 0.05)).startswith("No trial ran the whole budget")
 
 
+def test_a_winner_lower_only_at_the_final_point_is_inconclusive():
+    """Nine evaluation points: the last quarter is the last two. The winner ends 0.01 below the
+    setting searched from, but over the last two points it averages 0.06 against 0.045."""
+    search = record(0.03, 0.04)
+    steps = [100 * i for i in range(9)]
+    winner = [1.0, 0.5, 0.3, 0.2, 0.1, 0.1, 0.1, 0.09, 0.03]
+    start = [1.0, 0.5, 0.3, 0.2, 0.1, 0.1, 0.1, 0.05, 0.04]
+    search["trials"] = [trial(0, winner)]
+    search["baseline"]["curve"] = [{"steps": n, "relative_gap": g} for n, g in zip(steps, start)]
+    assert tuning.late_means(search) == (2, 700, pytest.approx(0.045), pytest.approx(0.06))
+    assert tuning.verdict(search) == (
+        "Tuning was inconclusive: at the final evaluation the setting searched from had relative "
+        "gap 4 % and the best trial 3 %, but over the last 2 evaluations (from 700 steps on) "
+        "their means were 4.5 % and 6 %."
+    )
+    search["trials"] = [trial(0, [*winner[:7], 0.05, 0.03])]  # lower on the mean too
+    assert tuning.verdict(search).startswith("Tuning helped by 1 percentage points")
+    search["baseline"]["curve"] = search["baseline"]["curve"][:4]  # too short to average
+    assert tuning.late_means(search) is None
+
+
 def test_the_adoption_line_says_what_the_config_holds_now(tmp_path, monkeypatch):
     monkeypatch.setattr(tuning, "ROOT", tmp_path)
     search = record(0.02, 0.05)

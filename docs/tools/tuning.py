@@ -42,12 +42,15 @@ has no sampling noise. The searches use a seed that no config's own runs use (10
 stated), so a setting is never chosen on the runs that then report it. The winner is the best
 trial that ran the whole budget (ties: the lower mean score over the evaluation points, then
 the parameters' order); the config's setting at the time of the search is scored at the same
-budget and seeds (`--baseline`) to say whether tuning helped. A search of one seed scores each
-setting by one run: a difference smaller than the spread between seeds (the training report
-gives it per config) is not evidence that one setting is better. A search with `--seeds K`
-scores each by the mean of K runs (`--seed` to `--seed`+K-1) at every evaluation point. Where
-the winner scored lower, its setting went into the config (its floats rounded to three
-significant digits); the last line of each section says what the config holds now.
+budget and seeds (`--baseline`) to say whether tuning helped. Where the curves have eight or
+more evaluation points, the verdict also holds the two settings' mean over the last quarter of
+them: a final point can be one lucky evaluation of an oscillating learner, so a winner that
+ends lower but is not lower on that mean makes the search inconclusive. A search of one seed
+scores each setting by one run: a difference smaller than the spread between seeds (the
+training report gives it per config) is not evidence that one setting is better. A search with
+`--seeds K` scores each by the mean of K runs (`--seed` to `--seed`+K-1) at every evaluation
+point. Where the winner scored lower, its setting went into the config (its floats rounded to
+three significant digits); the last line of each section says what the config holds now.
 
 Record a search and rewrite this page (from the repository's root):
 
@@ -60,7 +63,11 @@ python -m docs.tools.tuning
 
 NO_RECORDS = "No search has been recorded yet.\n"
 # The summary's word for each verdict (see `verdict`); any other verdict is "not measured".
-VERDICT_WORDS = {"Tuning helped": "helped", "Tuning did not help": "did not help"}
+VERDICT_WORDS = {
+    "Tuning helped": "helped",
+    "Tuning did not help": "did not help",
+    "Tuning was inconclusive": "inconclusive",
+}
 OBJECTIVE_NAMES = {"relative_gap": "relative gap", "exploitability": "exploitability"}
 BASELINE_SOURCES = {
     "run": "a run beside the trials",
@@ -377,11 +384,39 @@ def verdict(record: dict[str, Any]) -> str:
         f"the setting searched from had {name} {score(committed, objective)} and the best "
         f"trial {score(best, objective)}"
     )
-    if settle(best) < settle(committed):
+    final_better = settle(best) < settle(committed)
+    late = late_means(record)
+    if final_better and late is not None and settle(late[3]) >= settle(late[2]):
+        count, start, committed_mean, best_mean = late
+        return (
+            f"Tuning was inconclusive: at the final evaluation {scores}, but over the last "
+            f"{count} evaluations (from {start:,} steps on) their means were "
+            f"{score(committed_mean, objective)} and {score(best_mean, objective)}."
+        )
+    if final_better:
         by = settle(committed) - settle(best)
         amount = f"{100 * by:.4g} percentage points" if objective == "relative_gap" else f"{by:.4g}"
         return f"Tuning helped by {amount}: {scores}."
     return f"Tuning did not help: {scores}."
+
+
+def late_means(record: dict[str, Any]) -> tuple[int, int, float, float] | None:
+    """(points, first step, the setting searched from's mean, the winner's mean) over the last
+    quarter of the evaluation points after the start; None where either curve is missing,
+    they differ in length, or a quarter is fewer than two points (then it is the final)."""
+    winner, baseline = record["winner"], record["baseline"]
+    own = (baseline or {}).get("curve")
+    best = next(
+        (t["curve"] for t in record["trials"] if t["trial"] == (winner or {}).get("trial")), None
+    )
+    if not own or not best or len(own) != len(best):
+        return None
+    count = (len(own) - 1) // 4
+    if count < 2:
+        return None
+    objective = record["objective"]
+    means = [sum(p[objective] for p in curve[-count:]) / count for curve in (own, best)]
+    return count, own[-count]["steps"], means[0], means[1]
 
 
 def main() -> int:
