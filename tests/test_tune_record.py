@@ -285,11 +285,12 @@ def test_a_winner_lower_only_at_the_final_point_is_inconclusive():
     """Nine evaluation points: the last quarter is the last two. The winner ends 0.01 below the
     setting searched from, but over the last two points it averages 0.06 against 0.045."""
     search = record(0.03, 0.04)
-    steps = [100 * i for i in range(9)]
     winner = [1.0, 0.5, 0.3, 0.2, 0.1, 0.1, 0.1, 0.09, 0.03]
     start = [1.0, 0.5, 0.3, 0.2, 0.1, 0.1, 0.1, 0.05, 0.04]
     search["trials"] = [trial(0, winner)]
-    search["baseline"]["curve"] = [{"steps": n, "relative_gap": g} for n, g in zip(steps, start)]
+    search["baseline"]["curve"] = [
+        {"steps": 100 * i, "relative_gap": g} for i, g in enumerate(start)
+    ]
     assert tuning.late_means(search) == (2, 700, pytest.approx(0.045), pytest.approx(0.06))
     assert tuning.verdict(search) == (
         "Tuning was inconclusive: at the final evaluation the setting searched from had relative "
