@@ -401,6 +401,7 @@ def test_searches_that_tried_the_same_settings_are_named_with_the_most_consisten
     first, second, other, check = (record(0.1, 0.2) for _ in range(4))
     first["trials"] = [trial(i, [1.0, 0.5, g]) for i, g in enumerate([0.1, 0.2, 0.3])]
     second["trials"] = [trial(i, [1.0, 0.5, g]) for i, g in enumerate([0.2, 0.1, 0.15])]
+    second["trials"][1]["params"] = {"x": float(np.nextafter(1.0, 2.0))}  # one ulp from 1
     second["config"] = {**second["config"], "path": "configs/hog/qlearning.yaml"}
     second["seeds"] = [1000, 1001, 1002]
     other["trials"] = [trial(i, [1.0, 0.5, 0.1], {"x": 9.0 + i}) for i in range(3)]

@@ -159,7 +159,14 @@ def shared_settings(found: list[tuple[str, dict[str, Any]]]) -> str:
 
 
 def _setting(trial: dict[str, Any]) -> tuple:
-    return tuple(sorted(trial["params"].items()))
+    """A trial's params as a key; floats to 12 significant digits, since the same seeded sampler
+    has given values one unit in the last place apart in two searches."""
+    return tuple(
+        sorted(
+            (k, float(f"{v:.12g}") if isinstance(v, float) else v)
+            for k, v in trial["params"].items()
+        )
+    )
 
 
 def _config_name(record: dict[str, Any]) -> str:
