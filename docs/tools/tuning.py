@@ -391,20 +391,20 @@ def verdict(record: dict[str, Any]) -> str:
         f"the setting searched from had {name} {score(committed, objective)} and the best "
         f"trial {score(best, objective)}"
     )
-    final_better = settle(best) < settle(committed)
+    if settle(best) >= settle(committed):
+        return f"Tuning did not help: {scores}."
     late = late_means(record)
-    if final_better and late is not None and settle(late[3]) >= settle(late[2]):
+    if late is not None:
         count, start, committed_mean, best_mean = late
-        return (
-            f"Tuning was inconclusive: at the final evaluation {scores}, but over the last "
-            f"{count} evaluations (from {start:,} steps on) their means were "
-            f"{score(committed_mean, objective)} and {score(best_mean, objective)}."
-        )
-    if final_better:
-        by = settle(committed) - settle(best)
-        amount = f"{100 * by:.4g} percentage points" if objective == "relative_gap" else f"{by:.4g}"
-        return f"Tuning helped by {amount}: {scores}."
-    return f"Tuning did not help: {scores}."
+        if settle(best_mean) >= settle(committed_mean):
+            return (
+                f"Tuning was inconclusive: at the final evaluation {scores}, but over the last "
+                f"{count} evaluations (from {start:,} steps on) their means were "
+                f"{score(committed_mean, objective)} and {score(best_mean, objective)}."
+            )
+    by = settle(committed) - settle(best)
+    amount = f"{100 * by:.4g} percentage points" if objective == "relative_gap" else f"{by:.4g}"
+    return f"Tuning helped by {amount}: {scores}."
 
 
 def late_means(record: dict[str, Any]) -> tuple[int, int, float, float] | None:
