@@ -116,6 +116,36 @@ def bench_stochastic_evaluations(tables, actions: np.ndarray) -> list[dict]:
     return rows
 
 
+def bench_value_errors(repeats: int) -> list[dict]:
+    """Pig at goal 100: `baselines.value_errors` of a Q table (Q* with noise, as a learner's)
+    and of an untrained MaskablePPO critic acting with its own action distribution; for each,
+    the exact evaluation of the acting policy and the time the value errors add to it (the
+    issue's bound: 1 s), best of `repeats`. Tables and optimum are built beforehand."""
+    from sb3_contrib import MaskablePPO
+
+    tables, optimum = baselines.enumerated("dice_envs/Pig-v0", **PIG_100)
+    rng = np.random.default_rng(0)
+    q_table = np.full((*tables.model.observation_nvec, tables.num_actions), 0.5)
+    noisy = np.where(tables.legal, optimum.q, 0.0) + rng.normal(0.0, 0.01, optimum.q.shape)
+    q_table[tuple(tables.observation_array.T)] = noisy
+    env = gym.make("dice_envs/Pig-v0", **PIG_100)
+    model = MaskablePPO(
+        "MlpPolicy", env, seed=0, device="cpu", policy_kwargs={"net_arch": [64, 64]}
+    )
+    rows = []
+    for label, estimates in (("a Q table (Q* + noise)", q_table), ("a MaskablePPO critic", model)):
+        evaluation, added, errors = np.inf, np.inf, None
+        for _ in range(repeats):
+            errors = baselines.value_errors(estimates, "dice_envs/Pig-v0", **PIG_100)
+            evaluation = min(evaluation, errors.evaluation.seconds)
+            added = min(added, errors.seconds)
+        rows.append({"what": f"value errors of {label}: the exact evaluation",
+                     "value": errors.evaluation.value, "seconds": evaluation})  # fmt: skip
+        rows.append({"what": f"value errors of {label}: added to it", "seconds": added})
+        print(f"value errors of {label}: {evaluation:.3f} s + {added:.3f} s", flush=True)
+    return rows
+
+
 # Runs the CLI in a fresh interpreter and reports the peak resident memory of that process
 # (VmHWM belongs to the process's own address space, which a fork's parent does not inflate).
 CLI_WRAPPER = """

@@ -38,6 +38,7 @@ from benchmarks.evaluation import (
     bench_evaluations,
     bench_exploitability,
     bench_tables,
+    bench_value_errors,
 )
 from benchmarks.solves import (
     bench_chow_robbins,
@@ -52,7 +53,10 @@ from docs.tools.readme import BENCHMARKS, DOCS, check_markers, replace_marked_se
 def measure(args: argparse.Namespace) -> dict[str, list[dict]]:
     """Every benchmark, in the order they run; the keys of bench_results.json."""
     return {
-        "pig": bench_tables(args.skip_slow) + bench_evaluations() + bench_cli(),
+        "pig": bench_tables(args.skip_slow)
+        + bench_evaluations()
+        + bench_value_errors(repeats=5)
+        + bench_cli(),
         "solves": bench_two_player() + bench_family() + bench_solves(args.skip_slow),
         "chow_robbins": bench_chow_robbins(args.skip_slow),
         "envs": bench_envs(args.steps, args.repeats),
@@ -76,8 +80,8 @@ def pig_section(pig: list[dict]) -> str:
         for r in pig
     ]
     return (
-        "### Pig at goal 100 against hold-at-20: tables, exact evaluation, the CLI\n\n"
-        + markdown_table(["what", "states", "value", "time", "peak memory"], rows)
+        "### Pig at goal 100 against hold-at-20: tables, exact evaluation, value errors,"
+        " the CLI\n\n" + markdown_table(["what", "states", "value", "time", "peak memory"], rows)
     )
 
 

@@ -246,15 +246,59 @@ def _task_stores(folder: Path) -> list[str]:
     return sorted(path.name for path in folder.glob("dice-envs-*"))
 
 
-def _killed_run_config() -> tuple[list, dict, int]:
-    """(tasks, config, seed) of one PPO run of 4 evaluation points after step 0, long enough to
-    kill after the first."""
+def _killed_run_config(timesteps: int) -> tuple[list, dict, int]:
+    """(tasks, config, seed) of one PPO run of `timesteps` steps, a checkpoint every 1,024."""
     entry = dict(ENTRIES["d20_rounds/ppo"], seeds=[0])
-    entry["budget"] = {"timesteps": 4096, "eval_every": 1024}
+    entry["budget"] = {"timesteps": timesteps, "eval_every": 1024}
     with tempfile.TemporaryDirectory() as folder:
         tasks = planned_runs(write_configs(Path(folder), {"d20_rounds/ppo": entry}), "quick")
     [(_, config, seed)] = tasks
     return tasks, config, seed
+
+
+# The run lengths tried, in turn, by `_killed_mid_run`. On a loaded machine the sweep's polls
+# can lag so far behind its task that the whole run has ended before the kill (seen with two
+# other trainings on both cores); each such attempt is tried again, in a store of its own,
+# with a run 4 times longer.
+KILL_LENGTHS = (4096, 16384, 65536)
+
+
+def _killed_mid_run(address: str | None, root_of, while_training=None) -> tuple:
+    """Start one PPO run as a Ray task (on the cluster at `address`; None: the Ray this
+    process has started) and kill its worker once the store `root_of(attempt)` holds a
+    checkpoint past step 0 of it; `while_training(run folder)` is called after every poll
+    until then. Returns (tasks, config, seed, root) of the first attempt killed mid-run."""
+    from training.backends import RayBackend
+
+    for attempt, timesteps in enumerate(KILL_LENGTHS):
+        tasks, config, seed = _killed_run_config(timesteps)
+        root = root_of(attempt)
+        checkpoint = run_dir(root, config, seed) / "checkpoint.pkl"
+        backend = RayBackend(address, 1)
+        try:
+            backend.start([(0, config, seed, str(root))])
+            ended, deadline = [], time.monotonic() + 120
+            while not checkpoint.exists() or pickle.loads(checkpoint.read_bytes())["step"] == 0:
+                ended = [m[0] for m in backend.poll(timeout=0.05) if m[0] in ("done", "failed")]
+                if ended:
+                    break
+                assert time.monotonic() < deadline
+                if while_training is not None:
+                    while_training(checkpoint.parent)
+            if ended:
+                assert ended == ["done"], ended  # ended before the kill: try a longer run
+                continue
+            [task] = backend.pending
+            backend.ray.cancel(task, force=True)  # kills the worker process mid-run
+            deadline = time.monotonic() + 120
+            while backend.pending:
+                ended += [m[0] for m in backend.poll(timeout=0.05) if m[0] in ("done", "failed")]
+                assert time.monotonic() < deadline, "the killed task never ended"
+        finally:
+            backend.close()
+        assert ended == ["failed"]
+        return tasks, config, seed, root
+    pytest.fail(f"every run ended before its worker could be killed (lengths {KILL_LENGTHS})")
 
 
 @pytest.fixture
@@ -284,31 +328,18 @@ def test_a_ray_task_ships_its_run_and_a_killed_one_resumes_from_its_last_checkpo
     from training.backends import RayBackend
     from training.train import READ_BACK, run
 
-    tasks, config, seed = _killed_run_config()
-    root = tmp_path / "runs"
-    directory = run_dir(root, config, seed)
-    checkpoint = directory / "checkpoint.pkl"
-    killed = RayBackend(None, 1)
-    killed.start([(0, config, seed, str(root))])
-    deadline = time.monotonic() + 120
-    while not checkpoint.exists() or pickle.loads(checkpoint.read_bytes())["step"] == 0:
-        kinds = [message[0] for message in killed.poll(timeout=0.05)]
-        assert "done" not in kinds and "failed" not in kinds, kinds
-        assert time.monotonic() < deadline
-        # The sweep holds the run's lock while its task trains elsewhere.
+    def the_sweep_holds_the_lock(directory: Path) -> None:
+        """The sweep holds the run's lock while its task trains elsewhere."""
         with pytest.raises(RunStoreError, match="being trained"), locked(directory):
             pass
-    [task] = killed.pending
-    killed.ray.cancel(task, force=True)  # kills the worker process mid-run
-    ended = []
-    deadline = time.monotonic() + 120
-    while killed.pending:
-        ended += [m[0] for m in killed.poll(timeout=0.05) if m[0] in ("done", "failed")]
-        assert time.monotonic() < deadline, "the killed task never ended"
-    killed.close()
-    assert ended == ["failed"]
+
+    tasks, config, seed, root = _killed_mid_run(
+        None, lambda attempt: tmp_path / f"runs{attempt}", the_sweep_holds_the_lock
+    )
+    directory = run_dir(root, config, seed)
+    checkpoint = directory / "checkpoint.pkl"
     shipped = pickle.loads(checkpoint.read_bytes())["step"]
-    assert 0 < shipped < 4096
+    assert 0 < shipped < config["timesteps"]
     left = {path.name for path in directory.iterdir()}
     assert {"checkpoint.pkl", "curve.json"} <= left and "result.json" not in left
     assert not [name for name in left if name.startswith(".")]  # no lock, no temporary file
@@ -440,27 +471,12 @@ def test_a_run_whose_worker_dies_resumes_from_its_last_shipped_checkpoint(cluste
     from training.sweep import sweep
     from training.train import RESUMED, run
 
-    tasks, config, seed = _killed_run_config()
-    root = cluster.driver / "killed" / "runs"
+    tasks, config, seed, root = _killed_mid_run(
+        cluster.address, lambda attempt: cluster.driver / f"killed{attempt}" / "runs"
+    )
     checkpoint = run_dir(root, config, seed) / "checkpoint.pkl"
-    backend = RayBackend(cluster.address, 1)
-    try:
-        backend.start([(0, config, seed, str(root))])
-        deadline = time.monotonic() + 120
-        while not checkpoint.exists() or pickle.loads(checkpoint.read_bytes())["step"] == 0:
-            kinds = [message[0] for message in backend.poll(timeout=0.05)]
-            assert "done" not in kinds and "failed" not in kinds, kinds
-            assert time.monotonic() < deadline
-        [task] = backend.pending
-        backend.ray.cancel(task, force=True)  # kills the worker process mid-run
-        deadline = time.monotonic() + 120
-        while backend.pending:
-            backend.poll(timeout=0.05)
-            assert time.monotonic() < deadline, "the killed task never ended"
-    finally:
-        backend.close()
     shipped = pickle.loads(checkpoint.read_bytes())["step"]
-    assert 0 < shipped < 4096
+    assert 0 < shipped < config["timesteps"]
     assert not (checkpoint.parent / "result.json").exists()
     assert len(_task_stores(cluster.worker_tmp)) == 1  # the killed task could not remove it
     results, failures, _ = sweep(tasks, root, RayBackend(cluster.address, 1))
