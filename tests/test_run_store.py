@@ -454,7 +454,10 @@ def test_the_sweep_bar_estimates_time_left_per_kind_of_run():
     bar.close()
 
 
-def test_ctrl_c_stops_a_sweep_and_the_rerun_finishes_the_rest(tmp_path):
+@pytest.mark.parametrize("sigterm", [False, True], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_stops_a_sweep_and_the_rerun_finishes_the_rest(tmp_path, sigterm):
+    """Ctrl-C (SIGINT to the process group), or SIGTERM to the sweep alone: its workers stop
+    with it, so nothing trains after it has exited."""
     configs = write_configs(
         tmp_path / "configs",
         {
@@ -474,10 +477,13 @@ def test_ctrl_c_stops_a_sweep_and_the_rerun_finishes_the_rest(tmp_path):
     runs, out = tmp_path / "runs", tmp_path / "out"
     command = [sys.executable, "-m", "training.sweep", "--configs", str(configs)]
     command += ["--runs", str(runs), "--out", str(out), "--workers", "2"]
-    seconds, status, stderr = interrupt_sweep(command, runs, timeout=90)
+    seconds, status, stderr = interrupt_sweep(command, runs, timeout=90, sigterm=sigterm)
     assert seconds < 10 and status == 130, stderr
     assert "Traceback" not in stderr
     assert "run the same command again to resume" in stderr.strip().splitlines()[-1]
+    stopped = {p: p.read_bytes() for p in runs.rglob("*") if p.is_file()}
+    time.sleep(3)  # a worker left running would checkpoint or finish a run meanwhile
+    assert {p: p.read_bytes() for p in runs.rglob("*") if p.is_file()} == stopped
     assert_complete_files(runs)
     assert any(pickle.loads(p.read_bytes())["step"] > 0 for p in runs.rglob("checkpoint.pkl"))
     assert not (out / "report.md").exists()

@@ -58,9 +58,12 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def interrupt_sweep(command: list[str], runs: Path, timeout: float = 120) -> tuple[float, int, str]:
+def interrupt_sweep(
+    command: list[str], runs: Path, timeout: float = 120, sigterm: bool = False
+) -> tuple[float, int, str]:
     """Start a sweep in its own process group, wait for a checkpoint past step 0, then send
-    SIGINT to the group as Ctrl-C does; return (seconds to exit, exit status, stderr)."""
+    SIGINT to the group as Ctrl-C does (`sigterm`: SIGTERM to the sweep's process alone, as
+    `kill PID` does); return (seconds to exit, exit status, stderr)."""
     import contextlib
     import os
     import pickle
@@ -85,7 +88,10 @@ def interrupt_sweep(command: list[str], runs: Path, timeout: float = 120) -> tup
     while time.time() < deadline and not checkpointed_past_zero():
         time.sleep(0.1)
     started = time.monotonic()
-    os.killpg(process.pid, signal.SIGINT)
+    if sigterm:
+        os.kill(process.pid, signal.SIGTERM)
+    else:
+        os.killpg(process.pid, signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     return time.monotonic() - started, process.returncode, stderr
 

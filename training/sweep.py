@@ -13,9 +13,12 @@ checkpoint, so the sweep can be stopped (Ctrl-C) and started again at any time. 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import importlib.util
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -193,14 +196,34 @@ def runs_summary(counts: dict[str, int], runs: int) -> str:
     )
 
 
+def _raise_ctrl_c(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c():
+    """SIGTERM to the sweep alone (`kill PID`, a job scheduler's limit) stops it as Ctrl-C
+    does: its workers are stopped too. Otherwise the sweep dies and its worker processes live
+    on, training the runs still queued and holding their locks."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set in the main thread
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_ctrl_c)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     tasks = _planned_tasks(parser, args)
     start = time.perf_counter()
     try:
-        backend = make_backend(args.backend, args.workers, args.address)
-        results, failures, counts = sweep(tasks, args.runs, backend)
+        with _sigterm_as_ctrl_c():
+            backend = make_backend(args.backend, args.workers, args.address)
+            results, failures, counts = sweep(tasks, args.runs, backend)
     except KeyboardInterrupt:
         finished = sum(
             read_finished(run_dir(args.runs, c, s), run_identity(c, s)) is not None
