@@ -112,14 +112,15 @@ def write_shipped(directory: Path, files: dict[str, bytes], final: bool) -> None
                     path.unlink(missing_ok=True)
 
 
-def _interrupt(signum, frame) -> None:
+def raise_ctrl_c(signum, frame) -> None:
+    """A signal handler that stops the process as Ctrl-C does."""
     raise KeyboardInterrupt
 
 
 def _local_worker(tasks, messages) -> None:
     # Ctrl-C reaches the whole process group; the sweep alone decides, and sends SIGTERM.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, raise_ctrl_c)
     try:
         from training.train import run
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from training.backends import raise_ctrl_c
 from training.config import BUDGETS, ConfigError
 from training.runs import planned_runs, read_finished, run_dir, run_identity
 
@@ -196,10 +197,6 @@ def runs_summary(counts: dict[str, int], runs: int) -> str:
     )
 
 
-def _raise_ctrl_c(signum, frame) -> None:
-    raise KeyboardInterrupt
-
-
 @contextlib.contextmanager
 def _sigterm_as_ctrl_c():
     """SIGTERM to the sweep alone (`kill PID`, a job scheduler's limit) stops it as Ctrl-C
@@ -208,7 +205,7 @@ def _sigterm_as_ctrl_c():
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers can only be set in the main thread
         return
-    previous = signal.signal(signal.SIGTERM, _raise_ctrl_c)
+    previous = signal.signal(signal.SIGTERM, raise_ctrl_c)
     try:
         yield
     finally:
