@@ -11,7 +11,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import PowerNorm, SymLogNorm
-from matplotlib.ticker import FuncFormatter, MaxNLocator, SymmetricalLogLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator, StrMethodFormatter, SymmetricalLogLocator
 
 # The relative-gap axis is symlog: linear below this, so that a gap of exactly 0 is drawn at 0.
 GAP_LINEAR_BELOW = 1e-4
@@ -226,7 +226,9 @@ def plot_losses(
                 norm=PowerNorm(0.5, vmin=0.0),
             )  # fmt: skip
             rest = f", summed over {', '.join(names[2:])}" if len(names) > 2 else ""
-            fig.colorbar(image, ax=ax, label=f"value lost there (square-root scale{rest})")
+            bar = fig.colorbar(image, ax=ax, label=f"value lost there\n(square-root scale{rest})")
+            # Each tick its own number: a shared "1e-5" multiplier sits on the panel's title.
+            bar.ax.yaxis.set_major_formatter(StrMethodFormatter("{x:.2g}"))
             ax.set(xlabel=names[0], ylabel=names[1])
             _integer_axis(ax.xaxis)
             _integer_axis(ax.yaxis)

@@ -820,8 +820,10 @@ EXPLOITABILITY_TEXT = (
     "plays the two-player optimum wherever its games can go. In a simultaneous game "
     "(no first move; its optimum mixes) PPO's action probabilities are scored too, in "
     'the rows marked "stochastic policy". An agent trained against '
-    "a fixed opponent beats that opponent and stays exploitable; self-play aims at "
-    "exploitability 0 instead."
+    "a fixed opponent beats that opponent and stays exploitable; a tabular learner learns "
+    "nothing in the positions that opponent never brings about (grey in its error map) "
+    "and keeps its initial values there, and a best response can steer the game into "
+    "them. Self-play aims at exploitability 0 instead."
 )
 
 
