@@ -315,13 +315,19 @@ def test_the_adoption_line_says_what_the_config_holds_now(tmp_path, monkeypatch)
     config.write_text("hyperparams: {x: 1.235}\n")
     assert tuning.adoption(search).startswith("The config now holds the winner's setting")
     config.write_text("hyperparams: {x: 1.3}\n")
-    assert tuning.adoption(search) == "The config has changed since this search: `x` = 1.3."
+    changed = "The config has changed since this search, not to its winner:"
+    assert tuning.adoption(search) == f"{changed} `x` 2.5 → 1.3."
     # Three significant digits, whatever the scale: a learning rate of 3e-4 is not 7e-4.
     search["winner"]["params"] = {"x": 0.00029136}
     config.write_text("hyperparams: {x: 0.000291}\n")
     assert tuning.adoption(search).endswith("(rounded to three significant digits).")
     config.write_text("hyperparams: {x: 0.0007}\n")
-    assert tuning.adoption(search) == "The config has changed since this search: `x` = 0.0007."
+    assert tuning.adoption(search) == f"{changed} `x` 2.5 → 0.0007."
+    # Only the keys that changed are named.
+    search["space"]["y"], search["base_hyperparams"]["y"] = {"choice": [1, 2]}, 1
+    search["winner"]["params"]["y"] = 2
+    config.write_text("hyperparams: {x: 2.5, y: 3}\n")
+    assert tuning.adoption(search) == f"{changed} `y` 1 → 3."
 
 
 def test_the_page_lists_every_trial_best_first_and_the_search_settings(tmp_path):

@@ -184,6 +184,15 @@ def _cell(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+def _config_value(value: Any) -> str:
+    """A hyperparameter as a config file spells it: unset (its default), a schedule, a number."""
+    if value is None:
+        return "unset (the default)"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}: {_config_value(v)}" for key, v in value.items()) + "}"
+    return _cell(value)
+
+
 def search_section(name: str, record: dict[str, Any]) -> str:
     """One search: its settings, space, trials, winner and runner-up, and the verdict."""
     objective = record["objective"]
@@ -339,15 +348,20 @@ def adoption(record: dict[str, Any]) -> str:
     current = yaml.safe_load(path.read_text()).get("hyperparams", {})
     keys = list(record["space"])
     now = [_value(current, key) for key in keys]
-    if now == [_value(record["base_hyperparams"], key) for key in keys]:
+    base = [_value(record["base_hyperparams"], key) for key in keys]
+    if now == base:
         return "The config keeps the setting the search started from."
     winner = record["winner"]
     if winner is not None and all(
         _close(value, winner["params"][key]) for value, key in zip(now, keys, strict=True)
     ):
         return "The config now holds the winner's setting (rounded to three significant digits)."
-    shown = ", ".join(f"`{key}` = {_cell(value)}" for key, value in zip(keys, now, strict=True))
-    return f"The config has changed since this search: {shown}."
+    shown = ", ".join(
+        f"`{key}` {_config_value(before)} → {_config_value(value)}"
+        for key, before, value in zip(keys, base, now, strict=True)
+        if value != before
+    )
+    return f"The config has changed since this search, not to its winner: {shown}."
 
 
 def _value(hyperparams: dict[str, Any], dotted: str) -> Any:
