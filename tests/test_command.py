@@ -134,6 +134,20 @@ def test_the_script_prints_its_help():
     assert all(command in result.stdout for command in SUBCOMMANDS.split())
 
 
+def test_a_run_folder_is_taken_for_its_game_with_the_defaults_named_or_not(tmp_path):
+    from training.cli import load_policy
+
+    tables, optimum = baselines.enumerated(D20, rounds=3)
+    config = {"env_id": D20, "env_kwargs": {"rounds": 3, "sides": 20}, "algo": "qlearning"}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    np.save(tmp_path / "actions.npy", optimum.policy.astype(np.int16))
+    for kwargs in ({"rounds": 3}, {"rounds": 3, "sides": 20, "start_face": 1}):
+        assert load_policy(str(tmp_path), D20, kwargs).shape == (4, 21)
+    for env_id, kwargs in ((D20, {"rounds": 4}), (D20, {"rounds": 3, "sides": 12})):
+        with pytest.raises(ValueError, match="was trained on .*name the same game"):
+            load_policy(str(tmp_path), env_id, kwargs)
+
+
 def test_a_run_folder_in_the_older_state_order_becomes_a_grid_table(tmp_path):
     tables, optimum = baselines.enumerated(D20, rounds=3)
     (tmp_path / "config.yaml").write_text(

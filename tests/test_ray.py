@@ -416,7 +416,10 @@ def test_tune_searches_on_the_exact_gap(tmp_path, capsys):
 
 
 @pytest.mark.verify
-def test_ctrl_c_stops_a_ray_sweep_and_the_rerun_finishes(tmp_path):
+@pytest.mark.parametrize("sigterm", [False, True], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_stops_a_ray_sweep_and_the_rerun_finishes(tmp_path, sigterm):
+    """Ctrl-C to the group, or SIGTERM to the sweep alone (which `ray.init` would otherwise
+    take for its own, exiting at once)."""
     from training_helpers import ROOT, assert_complete_files, interrupt_sweep
 
     configs = write_configs(
@@ -433,7 +436,7 @@ def test_ctrl_c_stops_a_ray_sweep_and_the_rerun_finishes(tmp_path):
     runs = tmp_path / "runs"
     command = [sys.executable, "-m", "training.sweep", "--configs", str(configs), "--runs",
                str(runs), "--out", str(tmp_path / "out"), "--backend", "ray"]  # fmt: skip
-    seconds, status, stderr = interrupt_sweep(command, runs)
+    seconds, status, stderr = interrupt_sweep(command, runs, sigterm=sigterm)
     assert seconds < 10 and status == 130, stderr
     assert "run the same command again to resume" in stderr.strip().splitlines()[-1]
     assert_complete_files(runs)

@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -452,6 +453,35 @@ def test_the_sweep_bar_estimates_time_left_per_kind_of_run():
     # (Q-learning, still running, is now at 500 steps/s: 100 s left.)
     assert bar.seconds_left(now=100.0)[0] == pytest.approx((900 / ((1 + 200) / 2) + 100) / 2)
     bar.close()
+
+
+@pytest.mark.skipif(
+    threading.current_thread() is not threading.main_thread(), reason="signals: main thread"
+)
+def test_sigterm_waits_for_a_write_in_progress_and_a_second_one_cannot_break_off_the_stop():
+    from training.runs import ctrl_c_deferred
+    from training.sweep import _sigterm_as_ctrl_c
+
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    happened = []
+
+    def stop_while_writing():
+        with _sigterm_as_ctrl_c():
+            try:
+                with ctrl_c_deferred():  # as the sweep writes a shipped run or a message
+                    signal.raise_signal(signal.SIGTERM)
+                    happened.append("written")
+            except KeyboardInterrupt:
+                happened.append("stopping")
+                signal.raise_signal(signal.SIGTERM)  # a second one while the workers stop
+                happened.append("stopped")
+
+    try:
+        stop_while_writing()
+    except KeyboardInterrupt:  # fail this test, not the whole pytest session
+        pytest.fail(f"the stop was broken off: {happened}")
+    assert happened == ["written", "stopping", "stopped"]
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
 
 
 @pytest.mark.parametrize("sigterm", [False, True], ids=["ctrl-c", "sigterm"])

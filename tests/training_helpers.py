@@ -49,6 +49,13 @@ def write_configs(folder: Path, entries: dict[str, dict]) -> Path:
     return folder
 
 
+def ignored_sigint() -> None:
+    """For `preexec_fn`: SIGINT ignored, as in a background job (`nohup ... &` in a script)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def default_sigint() -> None:
     """For `preexec_fn`: Ctrl-C's default in the child, so that Python there raises
     KeyboardInterrupt on SIGINT even when pytest itself runs with SIGINT ignored (a background
@@ -63,7 +70,9 @@ def interrupt_sweep(
 ) -> tuple[float, int, str]:
     """Start a sweep in its own process group, wait for a checkpoint past step 0, then send
     SIGINT to the group as Ctrl-C does (`sigterm`: SIGTERM to the sweep's process alone, as
-    `kill PID` does); return (seconds to exit, exit status, stderr)."""
+    `kill PID` does, to a sweep started as a background job of a non-interactive shell, with
+    SIGINT ignored); return (seconds to exit, exit status, stderr), once every process of the
+    group has ended."""
     import contextlib
     import os
     import pickle
@@ -73,7 +82,7 @@ def interrupt_sweep(
 
     process = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True, preexec_fn=default_sigint,
+        start_new_session=True, preexec_fn=ignored_sigint if sigterm else default_sigint,
     )  # fmt: skip
 
     def checkpointed_past_zero() -> bool:
@@ -84,16 +93,44 @@ def interrupt_sweep(
                 steps.append(pickle.loads(path.read_bytes())["step"])
         return any(step > 0 for step in steps)
 
-    deadline = time.time() + timeout
-    while time.time() < deadline and not checkpointed_past_zero():
-        time.sleep(0.1)
-    started = time.monotonic()
-    if sigterm:
-        os.kill(process.pid, signal.SIGTERM)
-    else:
-        os.killpg(process.pid, signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
-    return time.monotonic() - started, process.returncode, stderr
+    try:
+        deadline = time.time() + timeout
+        while time.time() < deadline and not checkpointed_past_zero():
+            time.sleep(0.1)
+        started = time.monotonic()
+        if sigterm:
+            os.kill(process.pid, signal.SIGTERM)
+        else:
+            os.killpg(process.pid, signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        seconds = time.monotonic() - started
+        # Every process the sweep started in its group (its workers) ends with it.
+        deadline = time.time() + 10
+        while (left := live_processes_in_group(process.pid)) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not left, f"still running after the sweep exited: {left}\n{stderr}"
+        return seconds, process.returncode, stderr
+    finally:  # a failed check leaves nothing training
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def live_processes_in_group(group: int) -> list[str]:
+    """The processes of a process group that are not zombies (this machine's init reaps none),
+    as "pid command"; Linux's /proc."""
+    live = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # it ended meanwhile
+            continue
+        command, fields = (
+            text[text.index("(") + 1 : text.rindex(")")],
+            text[text.rindex(")") + 2 :].split(),
+        )
+        if int(fields[2]) == group and fields[0] != "Z":
+            live.append(f"{stat.parent.name} {command}")
+    return live
 
 
 def assert_complete_files(runs: Path) -> None:

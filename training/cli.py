@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import sys
 import time
@@ -31,6 +32,7 @@ from baselines.arguments import parse_kwargs
 from dice_envs import GAMES, env_ids
 from dice_envs.games.yahtzee import JOKER_RULES
 from dice_envs.policies import named_policy, policy_names
+from dice_envs.registration import game
 from training.play import game_id
 from training.prompt import YAHTZEE_ID
 
@@ -51,7 +53,9 @@ def load_policy(spec: str, env_id: str, kwargs: dict[str, Any]) -> Any:
         from training.run_policy import load_run_policy
 
         run_env_id, run_kwargs, policy = load_run_policy(path)
-        if (run_env_id, run_kwargs) != (env_id, kwargs):
+        if run_env_id != env_id or with_defaults(env_id, run_kwargs) != with_defaults(
+            env_id, kwargs
+        ):
             raise ValueError(
                 f"the run in {path} was trained on {run_env_id} {run_kwargs}, not on "
                 f"{env_id} {kwargs}: name the same game and arguments"
@@ -66,6 +70,14 @@ def load_policy(spec: str, env_id: str, kwargs: dict[str, Any]) -> Any:
     if spec == "optimal":
         return baselines.solve(env_id, **kwargs)
     return named_policy(env_id, spec, **kwargs)
+
+
+def with_defaults(env_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A game's arguments with its defaults filled in: `goal=30` and `goal=30
+    opponent=hold-at-20` name the same Pig."""
+    parameters = inspect.signature(game(env_id).factory).parameters.values()
+    defaults = {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
+    return {**defaults, **kwargs}
 
 
 def load_sb3_model(path: Path) -> Any:

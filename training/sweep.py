@@ -25,7 +25,6 @@ from typing import Any
 
 from tqdm import tqdm
 
-from training.backends import raise_ctrl_c
 from training.config import BUDGETS, ConfigError
 from training.runs import planned_runs, read_finished, run_dir, run_identity
 
@@ -197,19 +196,39 @@ def runs_summary(counts: dict[str, int], runs: int) -> str:
     )
 
 
+def _sigterm_as_sigint(signum, frame) -> None:
+    """SIGTERM handled as the Ctrl-C the sweep already handles: held by `ctrl_c_deferred`
+    while a message or a shipped run is being written, then raised; once only, so that a
+    second SIGTERM cannot break off the stopping of the workers (SIGKILL still can)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.raise_signal(signal.SIGINT)
+
+
+def _catch_sigterm() -> tuple[Any, Any] | None:
+    """Handle SIGTERM as Ctrl-C from now on; return the SIGTERM and SIGINT handlers replaced
+    (None outside the main thread, where no handler can be set). A SIGINT that is ignored (a
+    background job of a non-interactive shell starts so) raises KeyboardInterrupt again: a
+    SIGTERM passed on to it must not be lost."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous_int = signal.getsignal(signal.SIGINT)
+    if not callable(previous_int):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    return signal.signal(signal.SIGTERM, _sigterm_as_sigint), previous_int
+
+
 @contextlib.contextmanager
 def _sigterm_as_ctrl_c():
     """SIGTERM to the sweep alone (`kill PID`, a job scheduler's limit) stops it as Ctrl-C
-    does: its workers are stopped too. Otherwise the sweep dies and its worker processes live
-    on, training the runs still queued and holding their locks."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signal handlers can only be set in the main thread
-        return
-    previous = signal.signal(signal.SIGTERM, raise_ctrl_c)
+    does (exit 130): its workers are stopped too. Otherwise the sweep dies and its worker
+    processes live on, training the runs still queued and holding their locks."""
+    previous = _catch_sigterm()
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous[0])
+            signal.signal(signal.SIGINT, previous[1])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with _sigterm_as_ctrl_c():
             backend = make_backend(args.backend, args.workers, args.address)
+            _catch_sigterm()  # again: `ray.init` sets a SIGTERM handler that exits at once
             results, failures, counts = sweep(tasks, args.runs, backend)
     except KeyboardInterrupt:
         finished = sum(
