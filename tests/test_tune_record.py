@@ -323,11 +323,25 @@ def test_the_adoption_line_says_what_the_config_holds_now(tmp_path, monkeypatch)
     assert tuning.adoption(search).endswith("(rounded to three significant digits).")
     config.write_text("hyperparams: {x: 0.0007}\n")
     assert tuning.adoption(search) == f"{changed} `x` 2.5 → 0.0007."
-    # Only the keys that changed are named.
+    # Only the keys that changed are named; one that took the winner's value says so.
     search["space"]["y"], search["base_hyperparams"]["y"] = {"choice": [1, 2]}, 1
     search["winner"]["params"]["y"] = 2
     config.write_text("hyperparams: {x: 2.5, y: 3}\n")
     assert tuning.adoption(search) == f"{changed} `y` 1 → 3."
+    config.write_text("hyperparams: {x: 2.6, y: 2}\n")
+    assert tuning.adoption(search) == f"{changed} `x` 2.5 → 2.6, `y` 1 → 2 (the winner's)."
+    # A difference the page cannot show is no change.
+    config.write_text("hyperparams: {x: 2.5000000000000004, y: 1}\n")
+    assert tuning.adoption(search) == "The config keeps the setting the search started from."
+    # A constant where a schedule was searched; a key the config leaves to the library.
+    search["space"] = {"rate.power": {"uniform": [0.5, 1.0]}, "rate.offset": {"choice": [1, 9]}}
+    search["base_hyperparams"] = {"rate": {"power": 0.8}}
+    search["winner"] = None
+    config.write_text("hyperparams: {rate: 0.05}\n")
+    assert tuning.adoption(search) == (
+        "The config has changed since this search: `rate.power` 0.8 → 0.05 (the whole `rate`), "
+        "`rate.offset` not set (the library's default) → 0.05 (the whole `rate`)."
+    )
 
 
 def test_the_page_lists_every_trial_best_first_and_the_search_settings(tmp_path):

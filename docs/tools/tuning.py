@@ -185,9 +185,9 @@ def _cell(value: Any) -> str:
 
 
 def _config_value(value: Any) -> str:
-    """A hyperparameter as a config file spells it: unset (its default), a schedule, a number."""
+    """A hyperparameter as the page writes it: a number, a schedule, or not set."""
     if value is None:
-        return "unset (the default)"
+        return "not set (the library's default)"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{key}: {_config_value(v)}" for key, v in value.items()) + "}"
     return _cell(value)
@@ -239,8 +239,7 @@ def _kwargs(kwargs: dict[str, Any]) -> str:
 
 def _committed(hyperparams: dict[str, Any], dotted: str) -> str:
     """The base config's value at a dotted key; SB3's default where the config leaves it."""
-    value = _value(hyperparams, dotted)
-    return "not set (the library's default)" if value is None else _cell(value)
+    return _setting_at(hyperparams, dotted)
 
 
 def sorted_trials(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -341,27 +340,47 @@ def first_rung(record: dict[str, Any]) -> str | None:
 
 
 def adoption(record: dict[str, Any]) -> str:
-    """Whether the config file holds the winner now, the setting searched from, or another."""
+    """Whether the config file holds the winner now, the setting searched from, or another:
+    then the settings that changed, as the page writes them (four significant digits), and
+    which of them took the winner's value."""
     path = ROOT / record["config"]["path"]
     if not path.exists():
         return f"`{record['config']['path']}` is no longer in the repository."
     current = yaml.safe_load(path.read_text()).get("hyperparams", {})
     keys = list(record["space"])
-    now = [_value(current, key) for key in keys]
-    base = [_value(record["base_hyperparams"], key) for key in keys]
+    base = {key: _setting_at(record["base_hyperparams"], key) for key in keys}
+    now = {key: _setting_at(current, key) for key in keys}
     if now == base:
         return "The config keeps the setting the search started from."
     winner = record["winner"]
-    if winner is not None and all(
-        _close(value, winner["params"][key]) for value, key in zip(now, keys, strict=True)
-    ):
+    taken = {
+        key
+        for key in keys
+        if winner is not None and _close(_value(current, key), winner["params"][key])
+    }
+    if taken == set(keys):
         return "The config now holds the winner's setting (rounded to three significant digits)."
     shown = ", ".join(
-        f"`{key}` {_config_value(before)} → {_config_value(value)}"
-        for key, before, value in zip(keys, base, now, strict=True)
-        if value != before
+        f"`{key}` {base[key]} → {now[key]}" + (" (the winner's)" if key in taken else "")
+        for key in keys
+        if now[key] != base[key]
     )
-    return f"The config has changed since this search, not to its winner: {shown}."
+    since = "since this search" + (", not to its winner" if winner is not None else "")
+    return f"The config has changed {since}: {shown}."
+
+
+def _setting_at(hyperparams: dict[str, Any], dotted: str) -> str:
+    """The setting at a dotted key as the page writes it; where a part of the path holds a
+    value instead of a mapping (a constant where a schedule was searched), that value."""
+    node: Any = hyperparams
+    parts = dotted.split(".")
+    for depth, key in enumerate(parts):
+        if not isinstance(node, dict):
+            return f"{_config_value(node)} (the whole `{'.'.join(parts[:depth])}`)"
+        if key not in node:
+            return _config_value(None)
+        node = node[key]
+    return _config_value(node)
 
 
 def _value(hyperparams: dict[str, Any], dotted: str) -> Any:
