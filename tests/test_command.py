@@ -3,6 +3,7 @@ script), on small games."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -81,6 +82,25 @@ def test_exploitability_and_equilibrium_agree_with_the_library():
     )  # fmt: skip
     assert equilibrium["value"] == pytest.approx(0.5)
     assert sum(equilibrium["strategy at 3,4"]) == pytest.approx(1.0)
+
+
+def test_a_short_name_stands_for_its_id_in_every_subcommand():
+    def run(*argv: str) -> dict:
+        out = io.StringIO()
+        assert cli_main([*argv, "--json"], out=out) == 0
+        return json.loads(out.getvalue().strip().splitlines()[-1])
+
+    for command in (["solve"], ["evaluate", "--policy", "stop-at-25"]):
+        by_id = run(command[0], "dice_envs/SumAvoid-v0", "N=10", *command[1:])
+        for name in ("sum_avoid", "SumAvoid", "sum-avoid"):
+            by_name = run(command[0], name, "N=10", *command[1:])
+            assert (by_name["env_id"], by_name["value"]) == (
+                "dice_envs/SumAvoid-v0",
+                by_id["value"],
+            )
+    with pytest.raises(SystemExit) as exit_:  # a name that is no game's: the ids are listed
+        cli_main(["solve", "sum_avoidd"], out=io.StringIO())
+    assert exit_.value.code == 2
 
 
 def test_play_shows_action_values_and_what_a_choice_gives_up():

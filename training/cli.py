@@ -231,7 +231,9 @@ def command_parser(name: str) -> argparse.ArgumentParser:
         parser.add_argument("--json", action="store_true", help="print one JSON object")
     if name == "games":
         return parser
-    parser.add_argument("env_id", help="a registered id, e.g. dice_envs/Pig-v0")
+    parser.add_argument(
+        "env_id", help="a registered id (dice_envs/Pig-v0) or its short name (pig, sum_avoid)"
+    )
     parser.add_argument("kwargs", nargs="*", metavar="key=value", help="game arguments")
     if name == "solve":
         parser.add_argument("--method", default="auto", choices=baselines.METHODS)
@@ -280,6 +282,8 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO =
         return 2
     parser = command_parser(argv[0])
     args = parser.parse_intermixed_args(argv[1:])
+    if hasattr(args, "env_id"):
+        args.env_id = game_id(args.env_id)
     try:
         if args.command == "play":
             from training.play import play

@@ -46,7 +46,11 @@ def play(env_id: str, kwargs: dict[str, Any], seed: int | None, stdin: TextIO, o
     env = gym.make(env_id, render_mode="ansi", **kwargs)
     names = env.unwrapped.model.action_names
     obs, info = env.reset(seed=seed)
-    print(f"{env_id}: optimal expected return from the start {solution.value:.6g}", file=out)
+    print(
+        f"{env_id}: optimal expected return {solution.value:.6g}, averaged over how a game "
+        "starts (who moves first, the first roll); each position below shows its own",
+        file=out,
+    )
     given_up, episode_return, done = 0.0, 0.0, False
     while not done:
         values = solution.action_values(_key(obs))
