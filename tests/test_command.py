@@ -103,6 +103,21 @@ def test_a_short_name_stands_for_its_id_in_every_subcommand():
     assert exit_.value.code == 2
 
 
+def test_the_plain_output_aligns_its_fields_and_lists_the_games_in_blocks():
+    out = io.StringIO()
+    assert cli_main(["exploitability", "pig", "goal=30", "--policy", "hold-at-20"], out=out) == 0
+    lines = out.getvalue().splitlines()
+    assert "best_response_value: 0.6004202722" in lines
+    assert len({line.index(": ") for line in lines}) == 1, lines  # one column of colons
+    out = io.StringIO()
+    assert cli_main(["games"], out=out) == 0
+    block = out.getvalue().split("\ndice_envs/Pig-v0\n")[1].split("\n\n")[0].splitlines()
+    assert [line.split(":")[0].strip() for line in block] == [
+        "players", "summary", "policy_names", "references"
+    ]  # fmt: skip
+    assert block[2].endswith(": hold-at-K; keep-pace; random; optimal")
+
+
 def test_play_shows_action_values_and_what_a_choice_gives_up():
     # Round 1 shows a 1: taking it (worth 2) instead of rerolling (10.5) gives up 8.5; then
     # a wrong word is refused and the last round's take gives up nothing.

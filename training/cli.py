@@ -177,15 +177,30 @@ def _print(result: dict[str, Any], as_json: bool, out: TextIO) -> None:
     if as_json:
         print(json.dumps(result, default=_plain), file=out)
         return
+    width = max(map(len, result), default=0)
     for key, value in result.items():
-        if isinstance(value, float):
-            print(f"{key:>18}: {value:.10g}", file=out)
-        elif isinstance(value, list) and value and isinstance(value[0], dict):
-            print(f"{key:>18}:", file=out)
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            print(f"{key:>{width}}:", file=out)
             for row in value:
-                print(" " * 20 + ", ".join(f"{k} {_plain(v)}" for k, v in row.items()), file=out)
+                _print_row(row, " " * (width + 2), out)
         else:
-            print(f"{key:>18}: {_plain(value)}", file=out)
+            shown = f"{value:.10g}" if isinstance(value, float) else _plain(value)
+            print(f"{key:>{width}}: {shown}", file=out)
+
+
+def _print_row(row: dict[str, Any], indent: str, out: TextIO) -> None:
+    """One row of a listing: on one line where it fits in 100 columns, else a block headed by
+    its first field, one line per other field (a list's items joined by "; ")."""
+    line = indent + ", ".join(f"{k} {_plain(v)}" for k, v in row.items())
+    if len(line) <= 100:
+        print(line, file=out)
+        return
+    (_, heading), *fields = row.items()
+    print(f"\n{heading}", file=out)
+    width = max(len(key) for key, _ in fields)
+    for key, value in fields:
+        shown = "; ".join(map(str, value)) if isinstance(value, list) else _plain(value)
+        print(f"  {key:>{width}}: {shown}", file=out)
 
 
 def _plain(value: Any) -> Any:
