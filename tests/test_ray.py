@@ -23,7 +23,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from training_helpers import write_configs
+import yaml
+from training_helpers import CONFIGS, write_configs
 
 from training.runs import RunStoreError, locked, planned_runs, run_dir
 from training.sweep import main as sweep_main
@@ -413,6 +414,32 @@ def test_tune_searches_on_the_exact_gap(tmp_path, capsys):
     assert "best hyperparams" in out and "power:" in out
     # Every trial is a run in the store, which a second search reads back.
     assert len(list((tmp_path / "runs" / "sum_avoid" / "qlearning").iterdir())) == 3
+
+
+@pytest.mark.verify
+def test_tune_searches_a_game_too_large_for_tables_on_its_sampled_gap(tmp_path, capsys):
+    raw = yaml.safe_load((CONFIGS / "yahtzee" / "ppo.yaml").read_text())
+    raw["env_kwargs"] = {"boxes": ["ones", "sixes", "yahtzee"]}  # a small exact evaluation
+    raw["hyperparams"].update(n_envs=4, n_steps=64, batch_size=64)
+    raw["budgets"]["full"] = {"timesteps": 1024, "eval_every": 512, "seeds": [0]}
+    raw["evaluation"] = {"episodes": 20}
+    config = tmp_path / "configs" / "yahtzee" / "ppo.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(yaml.safe_dump(raw))
+    record = tmp_path / "search.json"
+    code = tune_main(
+        [str(config), "--budget", "full", "--samples", "2", "--workers", "2", "--runs",
+         str(tmp_path / "runs"), "--record", str(record)]
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    search = json.loads(record.read_text())
+    assert search["objective"] == "sampled_relative_gap"
+    finished = [trial for trial in search["trials"] if trial["finished"]]
+    for trial in search["trials"]:  # sampled at every point, exact at the end of a whole run
+        assert all("sampled_relative_gap" in point for point in trial["curve"])
+        assert ("relative_gap" in trial["curve"][-1]) == trial["finished"]
+        assert "relative_gap" not in trial["curve"][0]
+    assert search["winner"]["final_relative_gap"] == min(t["final_relative_gap"] for t in finished)
 
 
 @pytest.mark.verify

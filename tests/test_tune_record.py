@@ -16,11 +16,14 @@ from training.config import ConfigError, resolve_config
 from training.runs import read_json, run_dir
 from training.train import run
 from training.tune import (
+    SAMPLED,
     TUNE_SEED,
     check_search_seed,
     curve_point,
+    final_score,
     finish_trial,
     main,
+    objective,
     ranked,
     read_raw,
     report_seeds,
@@ -344,6 +347,11 @@ def test_the_adoption_line_says_what_the_config_holds_now(tmp_path, monkeypatch)
     )
 
 
+def trial_rows(page: str) -> list[str]:
+    """The rows of the trials table of trials 0-2."""
+    return [line for line in page.splitlines() if line[:4] in ("| 0 ", "| 1 ", "| 2 ")]
+
+
 def test_the_page_lists_every_trial_best_first_and_the_search_settings(tmp_path):
     assert tuning.page(tmp_path).endswith("No search has been recorded yet.\n")
     search = record(0.2, 0.25)
@@ -354,13 +362,65 @@ def test_the_page_lists_every_trial_best_first_and_the_search_settings(tmp_path)
     assert "## `configs/sum_avoid/qlearning.yaml`, quick budget" in page
     assert "[`a_search.json`](../training/tuning/a_search.json)" in page
     assert "| `x` | uniform [0.0, 5.0] | 2.5 |" in page
-    rows = [line for line in page.splitlines() if line[:4] in ("| 0 ", "| 1 ", "| 2 ")]
+    rows = trial_rows(page)
     assert rows == [
         "| 2 | 2 | 20 % | 2 | 200 | no |",
         "| 0 | 0 | 30 % | 3 | 200 | no |",
         "| 1 | 1 | 60 % | 6 | 100 | yes |",
     ]
     assert "Tuning helped by 5 percentage points" in page
+
+
+def sampled_trial(index: int, sampled: list[float], exact: float | None) -> dict:
+    """A trial of a game too large for tables: sampled relative gaps at every point, the exact
+    one at the end of a run that reached its budget."""
+    curve = [{"steps": 100 * i, SAMPLED: g, "sampled_gap": 10 * g} for i, g in enumerate(sampled)]
+    if exact is not None:
+        curve[-1].update(relative_gap=exact, gap=10 * exact)
+    return finish_trial({"trial": index, "params": {"x": float(index)}, "curve": curve,
+                         "error": None}, 200)  # fmt: skip
+
+
+def test_a_game_too_large_for_tables_is_searched_on_its_sampled_gap_and_judged_exactly(tmp_path):
+    yahtzee = resolve_config(read_raw(CONFIGS / "yahtzee" / "ppo.yaml"), "full", source="test")
+    assert (objective(yahtzee), objective(resolve_config(read_raw(SUM_AVOID), "quick"))) == (
+        SAMPLED, "relative_gap"
+    )  # fmt: skip
+    # Trial 0's last sampled gap is lower by luck; its exact final gap is the higher one.
+    lucky, sound = sampled_trial(0, [1.0, 0.5, 0.1], 0.3), sampled_trial(1, [1.0, 0.5, 0.2], 0.2)
+    stopped = sampled_trial(2, [1.0, 0.9], None)
+    assert final_score(lucky, SAMPLED) == 0.3 and final_score(stopped, SAMPLED) == 0.9
+    assert [t["trial"] for t in ranked([lucky, sound, stopped], SAMPLED)] == [1, 0]
+    search = record(0.2, 0.25)
+    search.update(objective=SAMPLED, trials=[lucky, sound, stopped])
+    search["winner"] = {"trial": 1, "params": {"x": 1.0}, **{
+        k: v for k, v in sound.items() if k.startswith("final_")}}  # fmt: skip
+    search["baseline"][f"final_{SAMPLED}"] = 0.2  # sampled lower than its exact 25 %
+    (tmp_path / "a_search.json").write_text(json.dumps(search))
+    page = tuning.page(tmp_path)
+    rows = trial_rows(page)
+    assert rows == [
+        "| 1 | 1 | 20 % | 20 % | 2 | 200 | no |",
+        "| 0 | 0 | 10 % | 30 % | 3 | 200 | no |",
+        "| 2 | 2 | 90 % | none | none | 100 | yes |",
+    ]
+    assert "minimising the relative gap (sampled at ASHA's rungs, exact at the end)" in page
+    assert "Tuning helped by 5 percentage points" in page  # the exact 25 % against 20 %
+
+
+def test_the_last_point_of_a_sampled_game_is_reported_with_its_exact_scores(tmp_path):
+    from training.tune import TuneProgress
+
+    sent = []
+    progress = TuneProgress(tmp_path, sent.append, hold_last=True)
+    progress.start(0, 200)
+    first, last = {"steps": 0, SAMPLED: 0.9}, {"steps": 200, SAMPLED: 0.4}
+    progress.evaluated(first)
+    progress.evaluated(last)  # the run then adds its exact evaluation to this point
+    assert sent == [first]
+    (tmp_path / "curve.json").write_text(json.dumps([first, {**last, "relative_gap": 0.35}]))
+    progress.report_held()
+    assert sent == [first, {**last, "relative_gap": 0.35}]
 
 
 def test_the_committed_page_is_what_the_tool_writes_from_the_committed_records():

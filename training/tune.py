@@ -9,7 +9,9 @@
 Each trial is one run of CONFIG with sampled hyperparameters, trained by `training.train.run`
 into the same run store (so a trial that was run before is read back, not trained again), and
 reports its exact relative gap at every evaluation point (a self-play config: its
-exploitability). ASHA stops the trials that trail at each rung. The search space is a YAML
+exploitability; a game too large for tables: its sampled relative gap, the trials that reach
+the budget then ranked by the exact one their runs end with). ASHA stops the trials that trail
+at each rung. The search space is a YAML
 mapping from a hyperparameter (dotted for nested keys, such as `learning_rate.power`) to one of
 {uniform: [low, high]}, {loguniform: [low, high]}, {randint: [low, high]} (high excluded) or
 {choice: [a, b, ...]}; by default, DEFAULT_SPACES.
@@ -171,9 +173,27 @@ def check_search_seed(seed: Any, raw: dict[str, Any], source: str, allow: bool =
     return seed
 
 
+SAMPLED = "sampled_relative_gap"
+
+
 def objective(config: dict[str, Any]) -> str:
-    """What a search minimises: a self-play agent's exploitability, else the relative gap."""
-    return "exploitability" if config.get("selfplay") is not None else "relative_gap"
+    """What a search minimises: a self-play agent's exploitability; else the relative gap,
+    sampled (the exact regrets summed along sampled episodes, unbiased) in a game too large for
+    tables (Yahtzee), whose runs are evaluated exactly only at their end."""
+    from training.evaluation import has_tables
+
+    if config.get("selfplay") is not None:
+        return "exploitability"
+    return "relative_gap" if has_tables(config["env_id"]) else SAMPLED
+
+
+def final_score(entry: dict[str, Any], metric: str) -> float | None:
+    """The final score a trial (or the baseline) is ranked and judged by: its metric at its
+    last evaluation point; for the sampled relative gap, the exact relative gap where the run
+    ended with one (every run that reaches its budget does), which has no sampling noise."""
+    if metric == SAMPLED and entry.get("final_relative_gap") is not None:
+        return entry["final_relative_gap"]
+    return entry.get(f"final_{metric}")
 
 
 def tune_space(space: dict[str, Any]) -> dict[str, Any]:
@@ -191,7 +211,7 @@ def tune_space(space: dict[str, Any]) -> dict[str, Any]:
 
 
 # What a trial reports at each evaluation point, and a record keeps of it.
-REPORTED = ("steps", "relative_gap", "gap", "value", "exploitability")
+REPORTED = ("steps", "relative_gap", "gap", "value", "exploitability", SAMPLED, "sampled_gap")
 
 
 def curve_point(point: dict[str, Any]) -> dict[str, Any]:
@@ -200,13 +220,17 @@ def curve_point(point: dict[str, Any]) -> dict[str, Any]:
 
 
 class TuneProgress:
-    """Reports each exact evaluation to Tune (replaying the curve of a resumed run first)."""
+    """Reports each exact evaluation to Tune (replaying the curve of a resumed run first).
+    With `hold_last` (a game too large for tables) the last point waits for `report_held`:
+    the run adds its exact evaluation to that point only after reporting it."""
 
-    def __init__(self, directory: Path, report=None) -> None:
+    def __init__(self, directory: Path, report=None, hold_last: bool = False) -> None:
         self.directory, self.reported = directory, 0
         self.report = report or _tune_report
+        self.hold_last, self.total, self.held = hold_last, None, False
 
     def start(self, steps: int, total: int) -> None:
+        self.total = total
         if steps > 0:
             from training.runs import read_json
 
@@ -219,7 +243,18 @@ class TuneProgress:
 
     def evaluated(self, point: dict[str, Any]) -> None:
         self.reported += 1
+        if self.hold_last and self.total is not None and point["steps"] >= self.total:
+            self.held = True
+            return
         self.report(curve_point(point))
+
+    def report_held(self) -> None:
+        """The held last point, as the run's curve holds it now (its exact scores added)."""
+        from training.runs import read_json
+
+        if self.held:
+            self.report(curve_point(read_json(self.directory / "curve.json")[-1]))
+            self.held = False
 
 
 def _tune_report(point: dict[str, Any]) -> None:
@@ -261,8 +296,9 @@ def trial(
     config = resolve_config(with_params(raw, params), budget, source="trial")
     if len(seeds) == 1:
         directory = run_dir(root, config, seeds[0])
-        progress = TuneProgress(directory, report)
+        progress = TuneProgress(directory, report, hold_last=objective(config) == SAMPLED)
         run(config, seeds[0], root, progress=progress)
+        progress.report_held()
         if progress.reported == 0:  # finished before: read back, so replay its curve
             for point in read_json(directory / "curve.json", []):
                 progress.evaluated(point)
@@ -572,7 +608,7 @@ def finish_trial(trial: dict[str, Any], timesteps: int) -> dict[str, Any]:
     trial["steps"] = last.get("steps", 0)
     trial["finished"] = trial["error"] is None and trial["steps"] >= timesteps
     trial["stopped_by_asha"] = trial["error"] is None and trial["steps"] < timesteps
-    for key in ("relative_gap", "gap", "exploitability"):
+    for key in ("relative_gap", "gap", "exploitability", SAMPLED, "sampled_gap"):
         if key in last:
             trial[f"final_{key}"] = last[key]
     return trial
@@ -583,7 +619,7 @@ def ranking_key(trial: dict[str, Any], metric: str) -> tuple:
     faster learner), then the params as sorted JSON, so that ties always break the same way."""
     mean = sum(point[metric] for point in trial["curve"]) / len(trial["curve"])
     return (
-        settle(trial[f"final_{metric}"]),
+        settle(final_score(trial, metric)),
         settle(mean),
         json.dumps(trial["params"], sort_keys=True),
     )
@@ -692,11 +728,12 @@ def print_search(record: dict[str, Any]) -> None:
     space, metric = list(record["space"]), record["objective"]
     best = ranked(record["trials"], metric)
     rest = [t for t in record["trials"] if not t["finished"]]
-    print(f"| {metric.replace('_', ' ')} | steps | stopped by ASHA | " + " | ".join(space) + " |")
+    heading = "relative gap (exact; sampled where stopped early)" if metric == SAMPLED else metric
+    print(f"| {heading.replace('_', ' ')} | steps | stopped by ASHA | " + " | ".join(space) + " |")
     print("|---|---|---|" + "---|" * len(space))
     for trial in best + sorted(rest, key=lambda t: -t["steps"]):
         values = " | ".join(f"{trial['params'][key]:.4g}" for key in space)
-        score = "error" if trial["error"] else _score(trial.get(f"final_{metric}"), metric)
+        score = "error" if trial["error"] else _score(final_score(trial, metric), metric)
         stopped = "yes" if trial["stopped_by_asha"] else "no"
         print(f"| {score} | {trial['steps']:,} | {stopped} | {values} |")
     winner, baseline = record["winner"], record["baseline"]
@@ -705,14 +742,14 @@ def print_search(record: dict[str, Any]) -> None:
         print("is the same run, read back from the store):")
         print(yaml.safe_dump({"hyperparams": winner["hyperparams"]}, sort_keys=False).strip())
     if baseline is not None:
-        final = baseline.get(f"final_{metric}")
+        final = final_score(baseline, metric)
         print(f"\nthe committed setting ({baseline['source']}): {_score(final, metric)}")
 
 
 def _score(value: float | None, metric: str) -> str:
     if value is None:
         return "none"
-    return percent(value) if metric == "relative_gap" else f"{settle(value):.6g}"
+    return percent(value) if metric in ("relative_gap", SAMPLED) else f"{settle(value):.6g}"
 
 
 def record_seeds(record: dict[str, Any]) -> list[int]:

@@ -20,7 +20,9 @@ import yaml
 
 from training.tune import (
     DEFAULT_GRACE,
+    SAMPLED,
     budget_text,
+    final_score,
     percent,
     ranked,
     record_seeds,
@@ -68,7 +70,12 @@ VERDICT_WORDS = {
     "Tuning did not help": "did not help",
     "Tuning was inconclusive": "inconclusive",
 }
-OBJECTIVE_NAMES = {"relative_gap": "relative gap", "exploitability": "exploitability"}
+OBJECTIVE_NAMES = {
+    "relative_gap": "relative gap",
+    "exploitability": "exploitability",
+    SAMPLED: "relative gap (sampled at ASHA's rungs, exact at the end)",
+}
+RELATIVE = ("relative_gap", SAMPLED)  # scores written in %
 BASELINE_SOURCES = {
     "run": "a run beside the trials",
     "trial": "one of the trials, which sampled it",
@@ -112,8 +119,8 @@ def summary(found: list[tuple[str, dict[str, Any]]]) -> str:
         lines.append(
             f"| `{_config_name(record)}` | "
             f"{budget_text(record)}{heading_tail(record)} | "
-            f"{score((baseline or {}).get(f'final_{objective}'), objective)} | "
-            f"{score((winner or {}).get(f'final_{objective}'), objective)} | {word} | "
+            f"{score(final_score(baseline or {}, objective), objective)} | "
+            f"{score(final_score(winner or {}, objective), objective)} | {word} | "
             f"{'-' if rank is None else f'behind {rank[0]} of {rank[1]}'} |"
         )
     lines += ["", f"Tuning helped in {helped} of the {len(found)} searches.", ""]
@@ -177,7 +184,7 @@ def score(value: float | None, objective: str) -> str:
     """A final score as the page writes it: a relative gap in %, an exploitability as is."""
     if value is None:
         return "none"
-    return percent(value) if objective == "relative_gap" else f"{settle(value):.4g}"
+    return percent(value) if objective in RELATIVE else f"{settle(value):.4g}"
 
 
 def _cell(value: Any) -> str:
@@ -248,14 +255,15 @@ def sorted_trials(record: dict[str, Any]) -> list[dict[str, Any]]:
     objective = record["objective"]
     done = ranked(record["trials"], objective)
     stopped = [t for t in record["trials"] if t["stopped_by_asha"]]
-    stopped.sort(key=lambda t: (settle(t[f"final_{objective}"]), -t["steps"], t["trial"]))
+    stopped.sort(key=lambda t: (settle(final_score(t, objective)), -t["steps"], t["trial"]))
     return done + stopped + [t for t in record["trials"] if t["error"] is not None]
 
 
 def trials_table(record: dict[str, Any]) -> list[str]:
     """The trials as a Markdown table."""
     objective, space = record["objective"], list(record["space"])
-    extra = ["final exploitability"] if objective == "exploitability" else []
+    extra = {"exploitability": ["final exploitability"], SAMPLED: ["final sampled relative gap"]}
+    extra = extra.get(objective, [])
     header = ["trial", *[f"`{key}`" for key in space], *extra]
     header += ["final relative gap", "final gap", "steps reached", "stopped early"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -265,9 +273,10 @@ def trials_table(record: dict[str, Any]) -> list[str]:
             results = [*["failed"] * (len(extra) + 2), f"{trial['steps']:,}", "failed"]
         else:
             results = [score(trial[f"final_{objective}"], objective)] if extra else []
+            gap = trial.get("final_gap")  # none for a game too large for tables stopped early
             results += [
-                percent(trial["final_relative_gap"]),
-                f"{settle(trial['final_gap']):.4g}",
+                score(trial.get("final_relative_gap"), "relative_gap"),
+                "none" if gap is None else f"{settle(gap):.4g}",
                 f"{trial['steps']:,}",
                 "yes" if trial["stopped_by_asha"] else "no",
             ]
@@ -286,7 +295,7 @@ def _described(label: str, summary: dict[str, Any] | None, record: dict[str, Any
     objective = record["objective"]
     return (
         f"- {label}: trial {summary['trial']}, {params}: "
-        f"{OBJECTIVE_NAMES[objective]} {score(summary[f'final_{objective}'], objective)}."
+        f"{OBJECTIVE_NAMES[objective]} {score(final_score(summary, objective), objective)}."
     )
 
 
@@ -300,7 +309,7 @@ def outcome(record: dict[str, Any]) -> list[str]:
     if baseline is not None:
         lines.append(
             f"- The setting searched from ({BASELINE_SOURCES[baseline['source']]}): "
-            f"{OBJECTIVE_NAMES[objective]} {score(baseline.get(f'final_{objective}'), objective)}"
+            f"{OBJECTIVE_NAMES[objective]} {score(final_score(baseline, objective), objective)}"
             f" at {baseline['steps']:,} steps."
         )
     said, rung = verdict(record), first_rung(record)
@@ -414,12 +423,12 @@ def verdict(record: dict[str, Any]) -> str:
     name = OBJECTIVE_NAMES[objective]
     if winner is None:
         return "No trial ran the whole budget, so the search found no setting."
-    if baseline is None or f"final_{objective}" not in baseline:
+    if baseline is None or final_score(baseline, objective) is None:
         return (
             "The setting searched from was not scored at this budget and seeds (no `--baseline`), "
             "so whether tuning helped is not measured."
         )
-    committed, best = baseline[f"final_{objective}"], winner[f"final_{objective}"]
+    committed, best = final_score(baseline, objective), final_score(winner, objective)
     scores = (
         f"the setting searched from had {name} {score(committed, objective)} and the best "
         f"trial {score(best, objective)}"
@@ -436,7 +445,7 @@ def verdict(record: dict[str, Any]) -> str:
                 f"{score(committed_mean, objective)} and {score(best_mean, objective)}."
             )
     by = settle(committed) - settle(best)
-    amount = f"{100 * by:.4g} percentage points" if objective == "relative_gap" else f"{by:.4g}"
+    amount = f"{100 * by:.4g} percentage points" if objective in RELATIVE else f"{by:.4g}"
     return f"Tuning helped by {amount}: {scores}."
 
 
