@@ -118,6 +118,16 @@ def test_the_plain_output_aligns_its_fields_and_lists_the_games_in_blocks():
     assert block[2].endswith(": hold-at-K; keep-pace; random; optimal")
 
 
+def test_output_into_a_pipe_its_reader_closed_ends_quietly():
+    # As `dice-envs games | head -1`, with the reader gone before the first write.
+    process = subprocess.Popen(
+        [str(SCRIPT), "games"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    process.stdout.close()
+    stderr = process.communicate(timeout=180)[1]
+    assert process.returncode == 1 and stderr == "", stderr
+
+
 def test_play_shows_action_values_and_what_a_choice_gives_up():
     # Round 1 shows a 1: taking it (worth 2) instead of rerolling (10.5) gives up 8.5; then
     # a wrong word is refused and the last round's take gives up nothing.

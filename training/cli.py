@@ -20,6 +20,7 @@ import argparse
 import importlib
 import inspect
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -307,7 +308,11 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO =
         result = args.run(args)
     except (ValueError, TypeError) as error:
         parser.exit(2, f"dice-envs {args.command}: error: {error}\n")
-    _print(result, getattr(args, "json", False), out)
+    try:
+        _print(result, getattr(args, "json", False), out)
+    except BrokenPipeError:  # the reader left (`dice-envs games | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0
 
 
