@@ -411,9 +411,14 @@ def write_game_pages(report: Report, docs: Path) -> None:
         by_env[group["config"]["env_id"]].append(path)
     for env_id, paths in by_env.items():
         pages = page_path(env_id, docs).parent
-        write_page_section(
-            env_id, f"training-{report.budget}", _page_text(report, paths, pages), docs
-        )
+        text = _page_text(report, paths, pages)
+        write_page_section(env_id, f"training-{report.budget}", _headed(report.budget, text), docs)
+
+
+def _headed(budget: str, text: str) -> str:
+    """A game page's training section under its own heading (else it reads as part of the
+    references above it, and the page's contents leave it out)."""
+    return f"## Training at the `{budget}` budget\n\n{text}"
 
 
 def _page_text(report: Report, paths: list[Path], pages: Path) -> str:
@@ -469,7 +474,7 @@ def write_untrained_pages(configs: str | Path, budget: str, docs: Path) -> None:
             write_page_section(
                 env_id,
                 f"training-{budget}",
-                f"No config of this game has a `{budget}` budget{why}.",
+                _headed(budget, f"No config of this game has a `{budget}` budget{why}."),
                 docs,
             )
 
@@ -491,9 +496,12 @@ def write_unreported_pages(configs: str | Path, report: Report, docs: Path) -> N
         write_page_section(
             env_id,
             f"training-{report.budget}",
-            f"Not yet trained at the `{report.budget}` budget by the current code: no runs of "
-            f"{names} are archived. `python -m training.sweep --budget {report.budget} "
-            f"--games {games}` trains them.",
+            _headed(
+                report.budget,
+                f"Not yet trained at the `{report.budget}` budget by the current code: no runs "
+                f"of {names} are archived. `python -m training.sweep --budget {report.budget} "
+                f"--games {games}` trains them.",
+            ),
             docs,
         )
 

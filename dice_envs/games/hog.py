@@ -2,7 +2,8 @@
 
 Source: H. Tijms, "Stochastic games and dynamic programming", Asia Pacific Mathematics Newsletter
 (2012): the rules, D = 10 dice at most, and the solitaire numbers 13.039 optimal and 13.623 for
-the five-dice rule.
+"the five-dice rule", which is five dice on every throw (the named policy "dice-5"); the rule as
+the text states it, fewer dice for the last points, is the policy "five-dice".
 """
 
 from __future__ import annotations
@@ -347,7 +348,9 @@ class HogSolitaire(Solitaire):
     ## Description
     One player and Hog's turn rule, read from the two-player model `Hog` (seat 0 plays, the
     other seat never moves). Tijms (2012) gives 13.039 turns to 100 at best
-    and 13.623 for the five-dice rule (`baselines` heuristic "five-dice").
+    and 13.623 for "the five-dice rule": five dice on every throw, the named policy "dice-5"
+    (the policy "five-dice", with fewer dice for the last points as his text states, takes
+    fewer turns).
 
     ## Action Space
     `Discrete(max_dice)`: action a throws a + 1 dice.

@@ -179,9 +179,10 @@ def learned_values() -> str:
         f"`baselines.value_errors(table, {SUM_AVOID!r})`, with `table` the exact Q* plus "
         f"{OPTIMISM:g} on roll at the sums {OPTIMISTIC_SUMS.start} to "
         f"{OPTIMISTIC_SUMS.stop - 1}: mean error {_number(errors.mean_error, 4)}, mean "
-        f"absolute error {_number(errors.mean_abs_error, 4)}, mean max error "
-        f"{_number(errors.mean_max_error, 4)} (weighted by the table's own greedy policy's "
-        "visits, which reach those sums only part of the time).",
+        f"absolute error {_number(errors.mean_abs_error, 4)}, and the greedy values' "
+        f"(max over actions of Q against V*) mean error {_number(errors.mean_max_error, 4)}, "
+        "all weighted by the table's own greedy policy's visits, which reach those sums only "
+        "part of the time.",
         "",
         _row("sum", "expected visits", "Q(s, roll)", "Q*(s, roll)", "Q*(s, stop)", "loss"),
         "|---|---|---|---|---|---|",
