@@ -112,7 +112,7 @@ def write_shipped(directory: Path, files: dict[str, bytes], final: bool) -> None
                     path.unlink(missing_ok=True)
 
 
-def raise_ctrl_c(signum, frame) -> None:
+def _raise_ctrl_c(signum, frame) -> None:
     """A signal handler that stops the process as Ctrl-C does."""
     raise KeyboardInterrupt
 
@@ -120,7 +120,7 @@ def raise_ctrl_c(signum, frame) -> None:
 def _local_worker(tasks, messages) -> None:
     # Ctrl-C reaches the whole process group; the sweep alone decides, and sends SIGTERM.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, raise_ctrl_c)
+    signal.signal(signal.SIGTERM, _raise_ctrl_c)
     try:
         from training.train import run
 

@@ -174,6 +174,7 @@ def check_search_seed(seed: Any, raw: dict[str, Any], source: str, allow: bool =
 
 
 SAMPLED = "sampled_relative_gap"
+RELATIVE = ("relative_gap", SAMPLED)  # the objectives written in %
 
 
 def objective(config: dict[str, Any]) -> str:
@@ -749,7 +750,7 @@ def print_search(record: dict[str, Any]) -> None:
 def _score(value: float | None, metric: str) -> str:
     if value is None:
         return "none"
-    return percent(value) if metric in ("relative_gap", SAMPLED) else f"{settle(value):.6g}"
+    return percent(value) if metric in RELATIVE else f"{settle(value):.6g}"
 
 
 def record_seeds(record: dict[str, Any]) -> list[int]:

@@ -20,6 +20,7 @@ import yaml
 
 from training.tune import (
     DEFAULT_GRACE,
+    RELATIVE,
     SAMPLED,
     budget_text,
     final_score,
@@ -75,7 +76,6 @@ OBJECTIVE_NAMES = {
     "exploitability": "exploitability",
     SAMPLED: "relative gap (sampled at ASHA's rungs, exact at the end)",
 }
-RELATIVE = ("relative_gap", SAMPLED)  # scores written in %
 BASELINE_SOURCES = {
     "run": "a run beside the trials",
     "trial": "one of the trials, which sampled it",
@@ -223,7 +223,7 @@ def search_section(name: str, record: dict[str, Any]) -> str:
     ]
     for key, spec in record["space"].items():
         kind, values = next(iter(spec.items()))
-        committed = _committed(record["base_hyperparams"], key)
+        committed = _setting_at(record["base_hyperparams"], key)
         lines.append(f"| `{key}` | {kind} {values} | {committed} |")
     lines += ["", *trials_table(record), "", *outcome(record)]
     return "\n".join(lines) + "\n"
@@ -242,11 +242,6 @@ def _space_source(record: dict[str, Any]) -> str:
 
 def _kwargs(kwargs: dict[str, Any]) -> str:
     return "(" + ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ")" if kwargs else ""
-
-
-def _committed(hyperparams: dict[str, Any], dotted: str) -> str:
-    """The base config's value at a dotted key; SB3's default where the config leaves it."""
-    return _setting_at(hyperparams, dotted)
 
 
 def sorted_trials(record: dict[str, Any]) -> list[dict[str, Any]]:
