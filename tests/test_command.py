@@ -66,6 +66,38 @@ def test_evaluate_a_named_policy_and_a_saved_table(tmp_path):
     assert named["where_lost"][0]["loss"] == pytest.approx(8.5)
 
 
+YAHTZEE_THREE_BOXES = ("yahtzee", "boxes=['chance','yahtzee','sixes']")
+
+
+def cli_json(*argv: str) -> dict:
+    out = io.StringIO()
+    assert cli_main([*argv, "--json"], out=out) == 0
+    return json.loads(out.getvalue().strip().splitlines()[-1])
+
+
+def test_solve_prints_yahtzees_optimum():
+    found = cli_json("solve", *YAHTZEE_THREE_BOXES)
+    expected = baselines.solve("dice_envs/Yahtzee-v0", boxes=["chance", "yahtzee", "sixes"])
+    assert found["value"] == pytest.approx(expected.value, abs=1e-9)
+    assert found["states"] == expected.num_states == 30 and found["seconds"] >= 0
+
+
+def test_evaluate_on_yahtzee_prints_value_gap_and_where_it_loses():
+    found = cli_json("evaluate", *YAHTZEE_THREE_BOXES, "--policy", "greedy-turn")
+    expected = baselines.evaluate(
+        "greedy-turn", "dice_envs/Yahtzee-v0", boxes=["chance", "yahtzee", "sixes"]
+    )
+    assert found["value"] == pytest.approx(expected.value, abs=1e-9)
+    assert found["gap"] == pytest.approx(expected.gap, abs=1e-9) and found["gap"] > 0.1
+    rows = found["where_lost"]
+    losses = [row["loss"] for row in rows]
+    assert len(rows) == 5 and losses == sorted(losses, reverse=True)
+    assert (rows[0]["played"], rows[0]["optimal"]) == (expected.where_lost(1)[0][:2])
+    assert 0 < sum(losses) <= found["gap"] + 1e-9
+    optimal = cli_json("evaluate", *YAHTZEE_THREE_BOXES, "--policy", "optimal")
+    assert optimal["gap"] == pytest.approx(0.0, abs=1e-9) and optimal["agreement"] == 1.0
+
+
 def test_exploitability_and_equilibrium_agree_with_the_library():
     found = last_json(
         dice_envs(

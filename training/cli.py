@@ -114,16 +114,21 @@ def _games(args: argparse.Namespace) -> dict[str, Any]:
 def _solve(args: argparse.Namespace) -> dict[str, Any]:
     kwargs = parse_kwargs(args.kwargs)
     solution = baselines.solve(args.env_id, method=args.method, **kwargs)
-    return {
-        "env_id": args.env_id,
-        "kwargs": kwargs,
-        "value": solution.value,
-        "method": solution.method,
-        "seconds": solution.seconds,
-        "states": solution.num_states,
-        "bellman_residual": solution.bellman_residual,
-        "table_seconds": solution.table_seconds,
-    }
+    result = {"env_id": args.env_id, "kwargs": kwargs, "value": solution.value}
+    for key, attribute in SOLUTION_FIELDS.items():  # a Yahtzee solution has no tables' fields
+        if hasattr(solution, attribute):
+            result[key] = getattr(solution, attribute)
+    return result
+
+
+# What `solve` prints of a solution besides its value, where the solution has it.
+SOLUTION_FIELDS = {
+    "method": "method",
+    "seconds": "seconds",
+    "states": "num_states",
+    "bellman_residual": "bellman_residual",
+    "table_seconds": "table_seconds",
+}
 
 
 def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
@@ -135,11 +140,19 @@ def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
     )
     result = {"env_id": args.env_id, "kwargs": kwargs, "policy": args.policy}
     result.update(evaluation.as_dict())
-    result["where_lost"] = [
-        {"observation": obs, "loss": loss} for obs, loss in evaluation.where_lost(args.where_lost)
-    ]
+    result["where_lost"] = [where_lost_row(row) for row in evaluation.where_lost(args.where_lost)]
     result["seconds"] = time.perf_counter() - start
     return result
+
+
+def where_lost_row(row: tuple) -> dict[str, Any]:
+    """One row of `where_lost`: (observation, loss) of a tabulated game, (what the policy
+    played, what the optimum plays, loss) of Yahtzee's aggregate."""
+    if len(row) == 3:
+        played, optimal, loss = row
+        return {"played": played, "optimal": optimal, "loss": loss}
+    observation, loss = row
+    return {"observation": observation, "loss": loss}
 
 
 def _exploitability(args: argparse.Namespace) -> dict[str, Any]:
