@@ -76,7 +76,7 @@ def test_a_report_rebuilt_from_the_archive_alone_equals_the_report_from_the_stor
     assert entry == archive / "pig" / "qlearning" / "seed1"
     # What the report needs, and no checkpoint or policy.
     assert sorted(p.name for p in entry.iterdir()) == [
-        "arrays.npz", "config.yaml", "curve.json", "result.json", "timing.json",
+        "arrays.npz", "code.json", "config.yaml", "curve.json", "result.json", "timing.json",
     ]  # fmt: skip
     with np.load(entry / "arrays.npz") as arrays:
         assert sorted(arrays.files) == ["actions", "value_errors"]
@@ -186,19 +186,20 @@ def test_runs_made_by_other_code_say_so_in_the_report(store, tmp_path):
     archive = archive_runs(configs, "quick", runs, tmp_path / "archive")
     current = current_maker()
     for seed in (0, 1):
-        path = archive / "sum_avoid" / "ppo" / f"seed{seed}" / "config.yaml"
-        identity = yaml.safe_load(path.read_text())
-        identity["code"] = "0123456789abcdef"
+        folder = archive / "sum_avoid" / "ppo" / f"seed{seed}"
+        identity = yaml.safe_load((folder / "config.yaml").read_text())
         identity["package"]["version"] = "0.4.0"
-        path.write_text(yaml.safe_dump(identity, sort_keys=False))
+        (folder / "config.yaml").write_text(yaml.safe_dump(identity, sort_keys=False))
+        stamp = json.loads((folder / "code.json").read_text())
+        stamp["training/ppo.py"] = "0123456789abcdef"
+        (folder / "code.json").write_text(json.dumps(stamp))
+    (archive / "sum_avoid" / "qlearning" / "seed0" / "code.json").unlink()
     report = make_report(configs, "quick", Archive(archive), tmp_path / "out")
     text = (tmp_path / "out" / "report.md").read_text()
     assert "**Not made by the current code.**" in text
-    assert "2 by dice-envs 0.4.0 with code fingerprint `0123456789abcdef`" in text
-    assert (
-        f"4 by dice-envs {current['version']} with code fingerprint `{current['code']}` "
-        "(the current code)"
-    ) in text
+    assert "2 by dice-envs 0.4.0, by code that has changed since in training/ppo.py" in text
+    assert "by code that has changed since in its code.json (none archived)" in text
+    assert f"3 by dice-envs {current['version']}, by the current code" in text
     assert f"The code here is dice-envs {current['version']}" in report.description
     # The results themselves are still read: the old runs' rows are there.
     assert "| sum_avoid (N=10) | PPO, 2 seeds |" in text

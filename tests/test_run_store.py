@@ -35,16 +35,22 @@ from training.config import load_config
 from training.report import ReportError, build_report
 from training.runs import (
     CODE_PACKAGES,
+    REGISTRATION,
     RunStoreError,
+    StaleRun,
     atomic_write_json,
-    code_fingerprint,
+    check_current,
+    code_stamp,
     ctrl_c_deferred,
     locked,
+    read_finished,
     run_dir,
-    source_fingerprint,
+    run_identity,
+    source_stamp,
+    stale_modules,
 )
 from training.sweep import SweepBar
-from training.train import run
+from training.train import run, what_happened
 
 CHANGES = [
     ("env_kwargs", {"N": 11}),
@@ -200,37 +206,72 @@ def _package_copy(folder):
     return roots
 
 
-def test_the_code_fingerprint_follows_the_code_and_not_where_it_is_installed(tmp_path):
+def test_a_code_stamp_follows_the_code_and_not_where_it_is_installed(tmp_path):
     roots = _package_copy(tmp_path)
-    assert source_fingerprint(roots) == code_fingerprint()  # same source, other place
-    (roots["training"] / "__pycache__").mkdir(exist_ok=True)
-    (roots["training"] / "__pycache__" / "stale.py").write_text("x = 1\n")
+    stamp = code_stamp(["dice_envs/SumAvoid-v0"])
+    assert stamp == code_stamp(["dice_envs/SumAvoid-v0"], roots)  # same source, other place
+    assert "training/train.py" in stamp and "dice_envs/games/sum_avoid.py" in stamp
+    assert set(k for k in stamp if "::" in k) == {f"{REGISTRATION}::dice_envs/SumAvoid-v0"}
+    assert stale_modules(stamp, roots) == []
     module = roots["dice_envs"] / "games" / "sum_avoid.py"
     text = module.read_text()
-    # Comments, docstrings and layout do not make every stored run stale ...
+    # Comments, docstrings and layout do not make a stored run stale ...
     module.write_text(text.replace('"""', '"""Edited. ', 1) + "\n\n# a comment\n")
-    assert source_fingerprint(roots) == code_fingerprint()
-    # ... a statement does, in any of the packages, and so does a new module.
+    assert stale_modules(stamp, roots) == []
+    # ... a statement in a module the run imported does, and a module gone does.
     module.write_text(text + "\nEXTRA = 1\n")
-    assert source_fingerprint(roots) != code_fingerprint()
+    assert stale_modules(stamp, roots) == ["dice_envs/games/sum_avoid.py"]
+    module.unlink()
+    assert stale_modules(stamp, roots) == ["dice_envs/games/sum_avoid.py"]
     module.write_text(text)
-    (roots["baselines"] / "new_module.py").write_text("def f():\n    return 2\n")
-    assert source_fingerprint(roots) != code_fingerprint()
-    (roots["baselines"] / "new_module.py").unlink()
-    # The modules no run executes (the report, its figures, the command line) do not count.
-    report = roots["training"] / "report.py"
-    report.write_text(report.read_text() + "\nEXTRA = 1\n")
-    assert source_fingerprint(roots) == code_fingerprint()
+    # Its game's registration entry counts; another game's, and the ids, do not.
+    registration = roots["dice_envs"] / "registration.py"
+    original = registration.read_text()
+    registration.write_text(original.replace('"dice_envs.games.pig:PigVersus"', '"x:Y"'))
+    assert stale_modules(stamp, roots) == []
+    registration.write_text(original.replace('"dice_envs.games.sum_avoid:SumAvoid"', '"x:Y"'))
+    assert stale_modules(stamp, roots) == [f"{REGISTRATION}::dice_envs/SumAvoid-v0"]
+    registration.write_text(original.replace("\nGAMES: dict", "\nEXTRA = 1\nGAMES: dict"))
+    assert stale_modules(stamp, roots) == [REGISTRATION]
 
 
-def test_a_code_change_is_another_run_and_the_stale_one_is_not_read_back(tmp_path, monkeypatch):
+def test_adding_a_game_leaves_stored_runs_current_and_editing_the_learner_makes_them_stale(
+    tmp_path,
+):
+    config = _base()
+    first = run(config, 0, tmp_path / "runs")
+    folder = tmp_path / "runs" / first["run_dir"].split("runs/", 1)[1]
+    stamp = json.loads((folder / "code.json").read_text())
+    roots = _package_copy(tmp_path / "code")
+    # A new game: its model module and one registration entry, as docs/architecture.md says.
+    shutil.copy(ROOT / "tests" / "toy_games.py", roots["dice_envs"] / "games" / "toy.py")
+    registration = roots["dice_envs"] / "registration.py"
+    registration.write_text(
+        registration.read_text()
+        + '\nregister_game("toy/ToyStop-v0", "dice_envs.games.toy:ToyStop", [{}])\n'
+    )
+    assert stale_modules(stamp, roots) == []
+    learner = roots["training"] / "qlearning.py"
+    learner.write_text(learner.read_text() + "\nEXTRA = 1\n")
+    assert stale_modules(stamp, roots) == ["training/qlearning.py"]
+
+
+def test_a_run_of_changed_code_is_moved_aside_and_trained_afresh(tmp_path):
     config = _base()
     first = run(config, 0, tmp_path)
-    stored = yaml.safe_load((run_dir(tmp_path, config, 0) / "config.yaml").read_text())
-    assert stored["code"] == code_fingerprint()
-    monkeypatch.setattr(training.runs, "code_fingerprint", lambda: "0123456789abcdef")
+    folder = run_dir(tmp_path, config, 0)
+    assert first["run_dir"] == str(folder) and (folder / "code.json").exists()
+    stamp = json.loads((folder / "code.json").read_text())
+    stamp["training/qlearning.py"] = "0123456789abcdef"  # as if made by another learner
+    (folder / "code.json").write_text(json.dumps(stamp))
+    assert read_finished(folder, run_identity(config, 0)) is None  # not read back
+    with pytest.raises(StaleRun, match="training/qlearning.py"):
+        check_current(folder)
     second = run(config, 0, tmp_path)
-    assert second["status"] == "trained" and second["run_dir"] != first["run_dir"]
+    assert second["status"] == "trained" and second["run_dir"] == str(folder)
+    assert second["stale_moved_to"] == f"{folder}.stale" and "moved to" in what_happened(second)
+    assert json.loads((folder.with_name(folder.name + ".stale") / "code.json").read_text()) == stamp
+    assert second["value"] == first["value"]  # the same code trains the same run
     assert run(config, 0, tmp_path)["status"] == "read back"
 
 
@@ -683,3 +724,26 @@ def test_the_results_full_section_shows_the_default_games_and_links_the_rest(tmp
     with pytest.raises(ValueError, match="no <!-- training-full:start -->"):
         write_training_docs(configs, "full", runs, docs=tmp_path / "elsewhere", page=results)
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_ray_task_on_a_node_with_other_code_fails_before_training(tmp_path):
+    from training.backends import _ray_run
+
+    config = _base()
+    folder = run_dir(tmp_path, config, 0).relative_to(tmp_path).as_posix()
+    sources = {**source_stamp(), "training/qlearning.py": "0123456789abcdef"}
+    with pytest.raises(RunStoreError, match=r"differs from the sweep's in \['training/qlearning"):
+        _ray_run(config, 0, folder, {}, 0, None, sources)
+    with pytest.raises(RunStoreError, match="names the run"):
+        _ray_run(config, 0, "sum_avoid/qlearning/seed0-0123", {}, 0, None, source_stamp())
+
+
+def test_the_restamp_tool_checks_an_archived_run_by_evaluating_it_again(tmp_path):
+    from docs.tools.restamp import reevaluated
+
+    entry = ROOT / "docs" / "training" / "runs" / "quick" / "pig" / "qlearning" / "seed0"
+    identity = yaml.safe_load((entry / "config.yaml").read_text())
+    result = json.loads((entry / "result.json").read_text())
+    assert reevaluated(entry, identity, result) is None
+    result["gap"] += 1e-9
+    assert reevaluated(entry, identity, result).startswith("gap ")

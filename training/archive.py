@@ -1,8 +1,8 @@
 """The run archive: what a report needs of each finished run, small enough to commit.
 
     <archive>/<budget>/<game>/<config name>/seed<n>/
-        config.yaml   the run's identity, as in the run store (with the package version and
-                      the code fingerprint that made it)
+        config.yaml   the run's identity, as in the run store (with the package version)
+        code.json     the fingerprints of the modules that made it, as in the run store
         result.json   the final evaluation
         curve.json    one exact evaluation per evaluation point
         timing.json   the wall-clock measurements
@@ -35,21 +35,23 @@ import numpy as np
 import yaml
 
 from training.runs import (
+    CODE_FILE,
     PACKAGE,
     atomic_write_bytes,
-    code_fingerprint,
     planned_runs,
     read_finished,
     read_json,
     run_dir,
     run_identity,
+    stale_modules,
 )
 
 # Copied as they are from the run folder; the arrays go compressed into ARRAYS_FILE.
-ARCHIVED_FILES = ("config.yaml", "result.json", "curve.json", "timing.json")
+ARCHIVED_FILES = ("config.yaml", CODE_FILE, "result.json", "curve.json", "timing.json")
 ARRAYS_FILE = "arrays.npz"
 ARRAYS = ("actions", "value_errors")
-# What makes an archived run this config's run: its identity without the code that made it.
+# What makes an archived run this config's run: its identity without what made it (and the
+# code fingerprint that identities held before the code was recorded module by module).
 MADE_BY = ("package", "code")
 
 
@@ -95,17 +97,20 @@ class Archive:
         if stored is None or result is None:
             return None
         check_archived_config(directory, stored, run_identity(config, seed), config_path)
-        return {**result, "made_by": made_by(stored)}
+        return {**result, "made_by": made_by(directory, stored)}
 
 
-def made_by(identity: dict[str, Any]) -> dict[str, str]:
-    """The package version and code fingerprint a run's identity records."""
-    return {"version": identity["package"]["version"], "code": identity["code"]}
+def made_by(directory: Path, identity: dict[str, Any]) -> dict[str, str]:
+    """The package version that made an archived run, and "" as its "code" if the code that
+    made it (its code.json) is the current code, else the modules changed since."""
+    stamp = read_json(directory / CODE_FILE)
+    changed = ["its code.json (none archived)"] if stamp is None else stale_modules(stamp)
+    return {"version": identity["package"]["version"], "code": ", ".join(changed)}
 
 
 def current_maker() -> dict[str, str]:
-    """The package version and code fingerprint of the code running now."""
-    return {"version": version(PACKAGE), "code": code_fingerprint()}
+    """The package version running now, and its code ("", as `made_by` says of a current run)."""
+    return {"version": version(PACKAGE), "code": ""}
 
 
 def check_archived_config(

@@ -33,6 +33,7 @@ from training.runs import (
     remove_partial_files,
     run_dir,
     run_identity,
+    source_stamp,
 )
 
 # Progress messages are throttled to this many seconds apart per run.
@@ -234,20 +235,30 @@ def _remove_abandoned_task_stores() -> None:
 
 
 def _ray_run(
-    config: dict, seed: int, folder: str, files: dict[str, bytes], index: int, channel
+    config: dict,
+    seed: int,
+    folder: str,
+    files: dict[str, bytes],
+    index: int,
+    channel,
+    sources: dict[str, str],
 ) -> tuple[dict, dict[str, bytes]]:
     """A Ray task: the run in a temporary store on the task's node, seeded with the sweep's
     `files` of it (a checkpoint to resume from, or none), its files shipped at every checkpoint
     through `channel`; return (result, the finished run's files, or {} if only read back).
-    `folder` is the run's folder in the sweep's store, relative to the store."""
+    `folder` is the run's folder in the sweep's store, relative to the store; `sources`, the
+    sweep's `source_stamp`, which the node's must equal."""
     from training.train import READ_BACK, run
 
     with _task_store() as store:
         directory = run_dir(store, config, seed)
-        if directory.relative_to(store).as_posix() != folder:
+        here = source_stamp()
+        differ = sorted(m for m in set(here) | set(sources) if here.get(m) != sources.get(m))
+        if directory.relative_to(store).as_posix() != folder or differ:
             raise RunStoreError(
-                f"this node names the run {directory.relative_to(store)}, the sweep {folder}: "
-                "the node has other code than the sweep's (every node needs the same)"
+                f"this node names the run {directory.relative_to(store)}, the sweep {folder}, "
+                f"and its code differs from the sweep's in {differ or 'none'}: the node has "
+                "other code or another package version (every node needs the same)"
             )
         directory.mkdir(parents=True)
         write_shipped(directory, files, final=False)
@@ -266,8 +277,8 @@ class RayBackend:
     and the sweep writes them into its store, each file atomically. A task that dies mid-run
     has left its last checkpoint in the sweep's store; the next sweep resumes from there. The
     sweep holds each run folder's lock while its task runs. Every node needs this package
-    installed at the same code as the sweep's: a run's folder is named by the code's
-    fingerprint, and a task whose node names it otherwise fails.
+    installed at the same code as the sweep's: a task whose node has other code (its
+    `source_stamp`) or another package version fails, saying so.
     """
 
     name = "ray"
@@ -298,6 +309,7 @@ class RayBackend:
         self.folders: dict[int, Path] = {}  # index -> the run's folder in the sweep's store
         self.locks: dict[int, contextlib.ExitStack] = {}
         self.refused: list[tuple] = []  # "failed" messages of runs whose folder is busy
+        self.sources = source_stamp()  # every task's node must have the same code
 
     def start(self, tasks: list[tuple[int, dict, int, str]]) -> None:
         for index, config, seed, root in tasks:
@@ -315,6 +327,7 @@ class RayBackend:
             remove_partial_files(directory)
             folder = directory.relative_to(root).as_posix()
             args = (config, seed, folder, folder_files(directory), index, self.channel)
+            args += (self.sources,)
             self.pending[self.remote.remote(*args)] = index
 
     def poll(self, timeout: float) -> list[tuple]:

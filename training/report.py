@@ -957,14 +957,14 @@ def _maker_text(groups: dict[Path, dict[str, Any]]) -> str:
     if set(makers) == {(current["version"], current["code"])}:
         return ""
     made = "; ".join(
-        f"{count} by dice-envs {version} with code fingerprint `{code}`"
-        + (" (the current code)" if (version, code) == tuple(current.values()) else "")
+        f"{count} by dice-envs {version}, "
+        + ("by the current code" if not code else f"by code that has changed since in {code}")
         for (version, code), count in sorted(makers.items())
     )
     return (
         f"\n\n**Not made by the current code.** Of these runs, {made}. The code here is "
-        f"dice-envs {current['version']}, code fingerprint `{current['code']}`: the numbers "
-        "are those of the code that made the runs, and training again may change them."
+        f"dice-envs {current['version']}: the numbers are those of the code that made the "
+        "runs, and training again may change them."
     )
 
 

@@ -1,12 +1,18 @@
 """The run store: one folder per run, named by a hash of everything that defines the run.
 
 A run is its resolved config (env id and arguments, algorithm, hyperparameters, steps,
-evaluation interval and episodes), its seed, the package version and a fingerprint of the
-code of `dice_envs`, `baselines` and `training` (`code_fingerprint`). Change any of them and it
-is a different run in a different folder; the budget's name is only a label.
+evaluation interval and episodes), its seed and the package version. Change any of them and
+it is a different run in a different folder; the budget's name is only a label. The code
+that made it is recorded beside it: the fingerprint of every module of `dice_envs`,
+`baselines` and `training` its processes imported, and of its game's registration entry
+(`code_stamp`). A run is read back, or resumed, only while all of those are unchanged; adding
+a game or editing a module the run never imported leaves it current, and a run whose code
+has changed is moved aside to `<folder>.stale` and trained afresh.
 
     <root>/<game>/<algo>/seed<n>-<hash>/
         config.yaml      the run's identity (what the hash is of), written first
+        code.json        module -> fingerprint of the code that made it (`code_stamp`), the
+                         union over its sessions, written at every checkpoint
         curve.json       one exact evaluation per evaluation point
         timing.json      wall-clock measurements (kept apart: they differ run to run)
         checkpoint.pkl   everything needed to continue from the last evaluation point
@@ -49,8 +55,11 @@ import json
 import os
 import platform
 import secrets
+import shutil
 import signal
+import sys
 import threading
+from collections.abc import Iterable
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -64,78 +73,175 @@ from training.config import game_name
 LIBRARIES = ("numpy", "torch", "stable-baselines3", "sb3-contrib", "gymnasium", "scipy")
 IDENTITY_KEYS = ("env_id", "env_kwargs", "algo", "hyperparams", "timesteps", "eval_every")
 PACKAGE = "dice-envs"
-# The packages whose code a run's result depends on (the environments, the exact evaluation,
-# the learners), fingerprinted into every run's identity.
+# The packages whose modules a run's result may depend on: each run records the fingerprint of
+# every one of their modules its process imported (`code_stamp`).
 CODE_PACKAGES = ("dice_envs", "baselines", "training")
-# Modules no run's numbers depend on: they read finished runs (the report and its figures, the
-# archive, the pages), talk to a person (the command line, play), or only decide where and when
-# `training.train.run` is called (the sweep, its backends, the tuner). An edit there leaves
-# every stored run current.
-NOT_RUN = frozenset(
-    {
-        "training/report.py",
-        "training/targets.py",
-        "training/plots.py",
-        "training/archive.py",
-        "training/sweep.py",
-        "training/backends.py",
-        "training/tune.py",
-        "training/cli.py",
-        "training/play.py",
-        "training/play_yahtzee.py",
-        "training/prompt.py",
-        "baselines/game_pages.py",
-    }
-)
+# The registration module is stamped as its machinery plus one part per `register_game` entry,
+# the run's own: adding or editing another game's entry leaves the run current.
+REGISTRATION = "dice_envs/registration.py"
+CODE_FILE = "code.json"
 
 
 class RunStoreError(RuntimeError):
     """A run folder that does not hold the run asked for, or is busy."""
 
 
+class StaleRun(RunStoreError):
+    """A stored run made by code that has changed since, in the modules it names."""
+
+    def __init__(self, directory: Path, changed: list[str]) -> None:
+        self.directory, self.changed = directory, changed
+        super().__init__(
+            f"{directory} was made by code that has changed since (in {', '.join(changed)})"
+        )
+
+
 def run_identity(config: dict[str, Any], seed: int) -> dict[str, Any]:
-    """What defines a run: the resolved config, the seed, the package version and the code."""
+    """What defines a run, and names its folder: the resolved config, the seed and the package
+    version. The code that made it is recorded beside it (`code.json`, `code_stamp`)."""
     identity = {key: config[key] for key in IDENTITY_KEYS}
     identity["evaluation"] = config["evaluation"]
     if config.get("selfplay") is not None:
         identity["selfplay"] = config["selfplay"]
     identity["seed"] = seed
     identity["package"] = {"name": PACKAGE, "version": version(PACKAGE)}
-    identity["code"] = code_fingerprint()
     # Through JSON and back: tuples become lists, so equal configs compare and hash equal.
     return json.loads(json.dumps(identity))
 
 
 @functools.cache
-@functools.cache
-def code_fingerprint() -> str:
-    """A hash of the code of CODE_PACKAGES as imported (editable install or not), once per
-    process: a change that can alter sampling, learning or evaluation makes every run new."""
+def package_roots() -> dict[str, Path]:
+    """The source folder of each of CODE_PACKAGES, as imported (editable install or not)."""
     roots = {}
     for name in CODE_PACKAGES:
         spec = importlib.util.find_spec(name)
         if spec is None or not spec.submodule_search_locations:
             raise RunStoreError(f"cannot find the source of package {name!r}")
-        roots[name] = Path(next(iter(spec.submodule_search_locations)))
-    return source_fingerprint(roots)
+        roots[name] = Path(next(iter(spec.submodule_search_locations))).resolve()
+    return roots
 
 
-def source_fingerprint(roots: dict[str, Path]) -> str:
-    """sha256 over every module under each root (`name` -> folder): its path relative to the
-    root and its code with docstrings, comments and layout taken out (`normalised_source`), so
-    that only an edit of what runs gives another fingerprint; the modules of `NOT_RUN` are
-    left out."""
-    digest = hashlib.sha256()
-    for name in sorted(roots):
-        root = roots[name]
-        for path in sorted(root.rglob("*.py"), key=lambda p: p.relative_to(root).as_posix()):
-            if "__pycache__" in path.parts:
-                continue
-            relative = f"{name}/{path.relative_to(root).as_posix()}"
-            if relative in NOT_RUN:
-                continue
-            digest.update(f"{relative}\0{normalised_source(path.read_text())}\0".encode())
-    return digest.hexdigest()[:16]
+def imported_modules() -> list[str]:
+    """The modules of CODE_PACKAGES this process has imported, as paths ("training/train.py")."""
+    roots = package_roots()
+    found = set()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not path or not path.endswith(".py"):
+            continue
+        path = Path(path).resolve()
+        for name, root in roots.items():
+            if path.is_relative_to(root):
+                found.add(f"{name}/{path.relative_to(root).as_posix()}")
+    return sorted(found)
+
+
+def code_stamp(env_ids: Iterable[str], roots: dict[str, Path] | None = None) -> dict[str, str]:
+    """Module -> fingerprint of every project module this process has imported, with the
+    registration split into its machinery and the entries of `env_ids` ("<module>::<env id>").
+
+    A fingerprint is of the module's code without docstrings, comments and layout
+    (`normalised_source`), read once per process: the code it runs, even if the file is edited
+    later. Adding a module or a game leaves a stamp as it was; a stamp goes stale only when one
+    of the modules (or the entry) it lists changes (`stale_modules`). `roots`: read the
+    modules' code from other copies of the packages (package -> folder)."""
+    stamp = {}
+    for module in imported_modules():
+        if module == REGISTRATION:
+            parts = registration_parts(_source(roots, module))
+            stamp[module] = _digest(parts[""])
+            stamp.update({f"{module}::{e}": _digest(parts[e]) for e in env_ids if e in parts})
+        else:
+            stamp[module] = _digest(_source(roots, module))
+    return stamp
+
+
+def stale_modules(stamp: dict[str, str], roots: dict[str, Path] | None = None) -> list[str]:
+    """The modules (and registration entries) of `stamp` whose code differs now, or is gone
+    (`roots`: in other copies of the packages)."""
+    changed = []
+    for key, digest in stamp.items():
+        module, _, entry = key.partition("::")
+        try:
+            source = _source(roots, module)
+        except FileNotFoundError:
+            changed.append(key)
+            continue
+        parts = registration_parts(source) if module == REGISTRATION else {"": source}
+        if entry not in parts or _digest(parts[entry]) != digest:
+            changed.append(key)
+    return changed
+
+
+def source_stamp() -> dict[str, str]:
+    """Module -> fingerprint of every module of CODE_PACKAGES as installed, imported or not:
+    the nodes of a Ray sweep compare theirs with the sweep's."""
+    stamp = {}
+    for name, root in package_roots().items():
+        for path in sorted(root.rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                module = f"{name}/{path.relative_to(root).as_posix()}"
+                stamp[module] = _digest(_source(None, module))
+    return stamp
+
+
+def stamp_digest(stamp: dict[str, str]) -> str:
+    """One short hash of a whole stamp (a tuning record's "code")."""
+    return _digest(json.dumps(stamp, sort_keys=True))
+
+
+def record_code(directory: Path, env_ids: Iterable[str]) -> None:
+    """Add this process's `code_stamp` to the run's code.json (the union over its sessions)."""
+    path = directory / CODE_FILE
+    stamp = read_json(path, {})
+    stamp.update(code_stamp(env_ids))
+    atomic_write_json(path, dict(sorted(stamp.items())))
+
+
+def check_current(directory: Path) -> None:
+    """Raise StaleRun if the code recorded in the run's code.json has changed since."""
+    changed = stale_modules(read_json(directory / CODE_FILE, {}))
+    if changed:
+        raise StaleRun(directory, changed)
+
+
+def registration_parts(source: str) -> dict[str, str]:
+    """The normalised code of the registration module by part: "" its machinery, and each
+    top-level `register_game("<id>", ...)` entry by its id."""
+    tree = ast.parse(source)
+    entries, machinery = {}, []
+    for node in tree.body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "register_game"
+            and call.args
+            and isinstance(call.args[0], ast.Constant)
+        ):
+            entries[call.args[0].value] = ast.unparse(node)
+        else:
+            machinery.append(node)
+    tree.body = machinery
+    return {"": normalised_source(ast.unparse(tree)), **entries}
+
+
+@functools.cache
+def _loaded_source(path: Path) -> str:
+    return normalised_source(path.read_text())
+
+
+def _source(roots: dict[str, Path] | None, module: str) -> str:
+    """A module's normalised code: once per process from the packages imported (the code this
+    process runs), afresh from other `roots`."""
+    name, _, relative = module.partition("/")
+    if roots is None:
+        return _loaded_source(package_roots()[name] / relative)
+    return normalised_source((roots[name] / relative).read_text())
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def normalised_source(text: str) -> str:
@@ -216,12 +322,28 @@ def check_identity(directory: Path, identity: dict[str, Any]) -> None:
 
 
 def read_finished(directory: Path, identity: dict[str, Any]) -> dict[str, Any] | None:
-    """The result of a finished run after checking that it is this run; None if unfinished."""
+    """The result of a finished run after checking that it is this run; None if unfinished,
+    or made by code that has changed since (`move_stale_aside` moves such a run away)."""
     result = read_json(directory / "result.json")
     if result is None:
         return None
     check_identity(directory, identity)
-    return result
+    return None if stale_modules(read_json(directory / CODE_FILE, {})) else result
+
+
+def move_stale_aside(directory: Path) -> Path | None:
+    """If the run in `directory` (finished or checkpointed) was made by code that has changed
+    since, move it to `<folder>.stale` (replacing an older one) and return where it went."""
+    try:
+        check_current(directory)
+    except StaleRun:
+        with locked(directory):
+            aside = directory.with_name(directory.name + ".stale")
+            shutil.rmtree(aside, ignore_errors=True)
+            directory.rename(aside)
+        (aside / ".lock").unlink(missing_ok=True)
+        return aside
+    return None
 
 
 @contextmanager

@@ -8,9 +8,9 @@ it resumes from the last checkpoint and ends exactly as an uninterrupted run wou
 (Q-learning and PPO alike); started again after it finished, it only reads its result back.
 It says which of the three it did ("trained", "resumed at step N", "read back from FOLDER")
 and where the run's folder is.
-The folder is named by a hash of the resolved config, the seed, the package version and a
-fingerprint of the code (training/runs.py), so an edited config or an edited learner is a new
-run, never a stale read-back.
+The folder is named by a hash of the resolved config, the seed and the package version, so an
+edited config is a new run; the run records the code it was made by (training/runs.py), so an
+edited learner is never a stale read-back: the run is moved aside and trained afresh.
 """
 
 from __future__ import annotations
@@ -38,8 +38,10 @@ from training.runs import (
     library_versions,
     locked,
     machine_description,
+    move_stale_aside,
     read_finished,
     read_json,
+    record_code,
     remove_partial_files,
     run_dir,
     run_identity,
@@ -188,7 +190,8 @@ def run(
     """Train (or resume, or just read back) the run of `config` with `seed`; return its result.
 
     The result says what happened: "status" (TRAINED, RESUMED or READ_BACK), "resumed_at"
-    (the checkpoint's step, or None) and "run_dir" (the run's folder). `stop_after` stops
+    (the checkpoint's step, or None), "run_dir" (the run's folder) and, where the folder held
+    a run made by code that has changed since, "stale_moved_to" (where it went). `stop_after` stops
     after the first checkpoint at or past that many steps, as a kill would, and returns
     {"stopped_at": step, "run_dir": folder}.
     """
@@ -196,6 +199,7 @@ def run(
     progress = progress or Progress()
     identity = run_identity(config, seed)
     directory = run_dir(root, config, seed)
+    aside = move_stale_aside(directory)
     if read_finished(directory, identity) is not None:
         return _read_back(directory)
     with locked(directory):
@@ -205,7 +209,8 @@ def run(
         check_identity(directory, identity)
         if not (directory / "config.yaml").exists():
             atomic_write_yaml(directory / "config.yaml", identity)
-        return _train(config, seed, directory, stop_after, progress)
+        result = _train(config, seed, directory, stop_after, progress)
+    return result if aside is None else {**result, "stale_moved_to": str(aside)}
 
 
 def _read_back(directory: Path) -> dict[str, Any]:
@@ -327,6 +332,7 @@ class _Session:
         self.session["end_step"] = agent.step
         # The curve first: a kill before the checkpoint only leaves a point to recompute.
         with ctrl_c_deferred():
+            record_code(self.directory, [self.config["env_id"]])
             atomic_write_json(self.curve_path, self.curve)
             atomic_write_json(self.timing_path, self.timing)
             atomic_write_bytes(self.checkpoint_path, pickle.dumps(agent.checkpoint_state()))
@@ -362,6 +368,7 @@ class _Session:
         if not self.scorer.sampled:
             self._save_arrays()
         atomic_write_json(self.timing_path, timing)
+        record_code(directory, [config["env_id"]])
         atomic_write_json(directory / "result.json", result)
         self.checkpoint_path.unlink(missing_ok=True)  # the policy and result say everything now
         status = TRAINED if self.resumed_at is None else RESUMED
@@ -388,6 +395,7 @@ class _Session:
         self.timing["exact_evaluation"] = {"steps": self.agent.step, "seconds": seconds}
         self.session["wall_seconds"] += time.perf_counter() - start
         with ctrl_c_deferred():
+            record_code(self.directory, [self.config["env_id"]])
             atomic_write_json(self.curve_path, self.curve)
             atomic_write_json(self.timing_path, self.timing)
 
@@ -533,7 +541,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def what_happened(result: dict[str, Any]) -> str:
-    """One line: trained, resumed at step N, or read back, and the run's folder."""
+    """One line: trained, resumed at step N, or read back, and the run's folder (and where a
+    run of older code in it went)."""
+    if "stale_moved_to" in result:
+        moved = f"; its run by code changed since moved to {result['stale_moved_to']}"
+        return what_happened({k: v for k, v in result.items() if k != "stale_moved_to"}) + moved
     if result["status"] == READ_BACK:
         return f"read back from {result['run_dir']} (finished before; nothing trained)"
     if result["status"] == RESUMED:

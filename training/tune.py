@@ -675,7 +675,7 @@ def search_record(
     args: argparse.Namespace, search: Search, trials: list[dict], baseline: list[dict] | None
 ) -> dict[str, Any]:
     """What a search did and found, as `--record` writes it."""
-    from training.runs import PACKAGE, code_fingerprint, library_versions
+    from training.runs import PACKAGE, code_stamp, library_versions, stamp_digest
 
     base, metric = search.base, search.metric
     trials = [finish_trial(t, base["timesteps"]) for t in trials]
@@ -704,7 +704,11 @@ def search_record(
         "winner": _summary(best[0], search.raw, args.budget) if best else None,
         "runner_up": _summary(best[1], search.raw, args.budget) if len(best) > 1 else None,
         "baseline": baseline_record(search, trials, baseline, root),
-        "package": {"name": PACKAGE, "version": version(PACKAGE), "code": code_fingerprint()},
+        "package": {
+            "name": PACKAGE,
+            "version": version(PACKAGE),
+            "code": stamp_digest(code_stamp([base["env_id"]])),
+        },
         "libraries": {**library_versions(), "ray": version("ray")},
     }
 
