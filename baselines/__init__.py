@@ -31,7 +31,6 @@ from baselines.exploitability import Exploitability, exploitability
 from baselines.sampled_gap import SampledGap, estimate_gap
 from baselines.simultaneous import Equilibrium, equilibrium
 from baselines.solvers import Solution
-from baselines.specialised import SPECIALISED
 from baselines.value_errors import ValueErrors, value_errors
 from baselines.yahtzee_evaluation import YahtzeeEvaluation, evaluate_yahtzee
 from dice_envs.tables import Tables
@@ -40,7 +39,6 @@ TabularMDP = Tables  # the name before the tables moved into dice_envs (one name
 
 __all__ = [
     "METHODS",
-    "SPECIALISED",
     "TABLE_ROWS_LIMIT",
     "Equilibrium",
     "Evaluation",

@@ -15,9 +15,6 @@ import numpy as np
 from baselines.evaluation import Evaluation, evaluate_on, score_actions
 from baselines.heuristics import heuristic
 from baselines.solvers import Solution, bellman_residual, solve_mdp
-from baselines.specialised import SPECIALISED
-from baselines.yahtzee import solve_yahtzee
-from baselines.yahtzee_evaluation import evaluate_yahtzee
 from dice_envs import game, make_model
 from dice_envs.tables import Tables, build_tables
 
@@ -25,9 +22,6 @@ METHODS = ("auto", "generic", "backward", "value_iteration", "specialised")
 # A specialised solve is mapped onto the tables (for its Bellman residual) up to this many
 # outcome rows; beyond, the tables would take longer than the solve and the residual is NaN.
 TABLE_ROWS_LIMIT = 20_000_000
-# Games without tables (`Game.tables` False): their structure-aware solver, by id.
-STRUCTURE_SOLVERS = {"dice_envs/Yahtzee-v0": solve_yahtzee}
-STRUCTURE_EVALUATORS = {"dice_envs/Yahtzee-v0": evaluate_yahtzee}
 _CACHE: OrderedDict[Any, tuple[Tables, Solution]] = OrderedDict()
 _CACHE_SIZE = 8
 
@@ -53,23 +47,25 @@ def solve(env_id: str, *, method: str = "auto", tol: float = 1e-12, **kwargs: An
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    structured = STRUCTURE_SOLVERS.get(env_id)
+    entry = game(env_id)
+    structured = entry.hook("structure_solver")
     if structured is not None:
         if method in ("auto", "specialised"):
             return structured(**kwargs)
-        if game(env_id).tables_refused(kwargs) is not None:  # a reduced game may have tables
+        if entry.tables_refused(kwargs) is not None:  # a reduced game may have tables
             raise ValueError(
                 f"{env_id} has no tables at {kwargs}: method must be 'auto' or 'specialised' "
                 f"(its structure-aware solver), got {method!r}"
             )
     start = time.perf_counter()
     model = make_model(env_id, **kwargs)
-    specialised = SPECIALISED.get(env_id)
+    specialised = entry.hook("solver")
     if method == "specialised" and specialised is None:
         raise ValueError(f"{env_id} has no specialised solver; use method='generic'")
     if specialised is not None and method in ("auto", "specialised"):
-        solution = specialised.solve(model)
-        if specialised.outcome_rows(model) <= TABLE_ROWS_LIMIT:
+        solution = specialised(model)
+        rows = entry.hook("solver_rows")
+        if rows is None or rows(model) <= TABLE_ROWS_LIMIT:
             solution.measure_on(functools.partial(build_tables, model))
     else:
         mdp_method = "auto" if method in ("auto", "generic") else method
@@ -101,11 +97,11 @@ def _enumerated(env_id: str, kwargs: dict[str, Any]) -> tuple[Tables, Solution]:
         _CACHE.move_to_end(key)
         return _CACHE[key]
     tables = tabulate(env_id, **kwargs)
-    specialised = SPECIALISED.get(env_id)
+    specialised = game(env_id).hook("solver")
     if specialised is None:
         entry = (tables, solve_mdp(tables))
     else:
-        entry = (tables, on_states(specialised.solve(tables.model), tables))
+        entry = (tables, on_states(specialised(tables.model), tables))
     entry[1].visits()  # where the optimum goes, for every evaluation's agreement
     if key is not None:
         _CACHE[key] = entry
@@ -163,7 +159,7 @@ def evaluate(
     On a game without tables (Yahtzee) its structure-aware evaluator answers instead
     (`baselines.yahtzee_evaluation.evaluate_yahtzee`: a `YahtzeeEvaluation`, aggregates only).
     """
-    structured = STRUCTURE_EVALUATORS.get(env_id)
+    structured = game(env_id).hook("structure_evaluator")
     if structured is not None:
         return structured(
             policy, obs_transform=obs_transform, deterministic=deterministic, **kwargs

@@ -18,7 +18,6 @@ import baselines
 from baselines.heuristics import heuristic
 from dice_envs import GAMES, make_model
 from dice_envs import env_ids as registry_ids
-from dice_envs.games.yahtzee import JOKER_RULES
 from dice_envs.registration import game_slug
 
 # The sections of a page, in order, each with the command that writes it.
@@ -104,12 +103,10 @@ def optimum_table(env_ids=None, *, with_id: bool = True) -> str:
         if not GAMES[env_id].tables:
             rows.append(_structure_row(env_id, {}))
             continue
-        methods = ["generic"] + (["specialised"] if env_id in baselines.SPECIALISED else [])
-        specialised = baselines.SPECIALISED.get(env_id)
-        if (
-            specialised
-            and specialised.outcome_rows(make_model(env_id)) > baselines.TABLE_ROWS_LIMIT
-        ):
+        entry = GAMES[env_id]
+        methods = ["generic"] + (["specialised"] if entry.solver is not None else [])
+        rows_of = entry.hook("solver_rows")
+        if rows_of is not None and rows_of(make_model(env_id)) > baselines.TABLE_ROWS_LIMIT:
             methods = ["specialised"]  # the generic solve's tables would not fit the demo
         for method in methods:
             solution = baselines.solve(env_id, method=method)
@@ -156,15 +153,11 @@ def _structure_row(env_id: str, kwargs: dict) -> list[object]:
     ]
 
 
-# The argument sets whose optima a game without tables shows side by side on its page.
-OPTIMUM_VARIANTS = {"dice_envs/Yahtzee-v0": [{"joker": rule} for rule in JOKER_RULES]}
-
-
 def structure_optimum_table(env_id: str) -> str:
-    """The optima of a game without tables at its `OPTIMUM_VARIANTS` (its defaults if none),
-    each solved by its structure-aware solver when the table is written."""
+    """The optima of a game without tables at its registered `page_variants` (its defaults if
+    none), each solved by its structure-aware solver when the table is written."""
     rows = []
-    for kwargs in OPTIMUM_VARIANTS.get(env_id, [{}]):
+    for kwargs in GAMES[env_id].page_variants or [{}]:
         solution = baselines.solve(env_id, **kwargs)
         rows.append(
             [

@@ -131,10 +131,11 @@ def estimate_gap(
         "deterministic": deterministic,
         "expected_regret": expected_regret,
     }
+    structure_player = entry.hook("sampled_player")
     if entry.tables:
-        player: _TablePlayer | _YahtzeePlayer = _TablePlayer(policy, env_id, env_kwargs, options)
-    elif env_id == "dice_envs/Yahtzee-v0":
-        player = _YahtzeePlayer(policy, env_id, env_kwargs, options)
+        player: Any = _TablePlayer(policy, env_id, env_kwargs, options)
+    elif structure_player is not None:
+        player = structure_player(policy, env_id, env_kwargs, options)
     else:
         raise ValueError(f"env_id {env_id!r} has no tables and no sampled gap yet")
     gaps, scores = _play(player, int(episodes), int(seed))
@@ -330,7 +331,7 @@ class _YahtzeeGrid:
         return repr(self.model)
 
 
-class _YahtzeePlayer:
+class YahtzeePlayer:
     """A policy on Yahtzee: asked at each step for the visited observations, its regrets from
     the exact action values there."""
 

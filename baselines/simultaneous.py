@@ -29,7 +29,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from baselines.solvers import GridIndex, Solution, grid_solution
-from dice_envs import make_model
+from dice_envs import GAMES, game, make_model
 from dice_envs.games.base import check_int
 from dice_envs.games.seat_policy import normalised_probabilities
 from dice_envs.games.simultaneous import SimultaneousFold
@@ -272,16 +272,21 @@ class Equilibrium:
         return own, other
 
 
-def equilibrium(env_id: str = "dice_envs/SimultaneousHog-v0", **kwargs) -> Equilibrium:
-    """The exact equilibrium of the simultaneous game behind `env_id` (its keyword arguments:
-    `goal`, `max_dice`, `sides`; an `opponent` is checked as the env would check it, then
-    ignored: the equilibrium has none). Cached per game. Goal 100 with 10 dice takes a few
-    seconds."""
+def equilibrium(env_id: str | None = None, **kwargs) -> Equilibrium:
+    """The exact equilibrium of the simultaneous game behind `env_id` (None: the one registered
+    game with an equilibrium solver) with the env's keyword arguments (an `opponent` is
+    checked as the env would check it, then ignored: the equilibrium has none). Cached per
+    game. Simultaneous Hog to 100 with 10 dice takes a few seconds."""
+    if env_id is None:
+        found = [e.env_id for e in GAMES.values() if e.equilibrium_solver is not None]
+        if len(found) != 1:
+            raise ValueError(f"env_id must name a simultaneous game: one of {found}")
+        env_id = found[0]
     model = make_model(env_id, **kwargs)
-    game = model.model if isinstance(model, SimultaneousFold) else model
-    if not isinstance(game, SimultaneousHog):
-        raise ValueError(f"{env_id} is not a simultaneous-move game this solver knows")
-    return _solved(game.goal, game.max_dice, game.sides)
+    solver = game(env_id).hook("equilibrium_solver")
+    if solver is None:
+        raise ValueError(f"{env_id} is not a simultaneous-move game with an equilibrium solver")
+    return solver(model.model if isinstance(model, SimultaneousFold) else model)
 
 
 def solve_equilibrium(model: SimultaneousHog) -> Equilibrium:

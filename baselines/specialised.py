@@ -1,10 +1,9 @@
-"""Game-specific exact solvers, each checked against the generic solver in the tests."""
+"""Game-specific exact solvers, each checked against the generic solver in the tests; the
+registry names them (`register_game(..., solver=..., solver_rows=...)`)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
@@ -117,56 +116,19 @@ def _turns_by_paths(fold: Fold) -> tuple[np.ndarray, np.ndarray]:
     return bank, win
 
 
-def _solve_pig(model: Fold) -> Solution:
+def solve_pig_fold(model: Fold) -> Solution:
+    """Pig against a fixed opponent, by the layered solver of `baselines.pig` (the opponent's
+    turns summed first, `pig_opponent_turns`)."""
     from baselines.pig import solve_pig
 
     return solve_pig(model, pig_opponent_turns(model))
 
 
-def _solve_chow_robbins(model) -> Solution:
-    from baselines.chow_robbins import solve_chow_robbins
-
-    return solve_chow_robbins(model)
-
-
-def _solve_ten_thousand(model) -> Solution:
-    from baselines.ten_thousand import solve_ten_thousand
-
-    return solve_ten_thousand(model)
+def d20_rounds_rows(model: D20Rounds) -> int:
+    """The outcome rows of D20 Rounds' tables: a take and `sides` rerolls per position."""
+    return model.rounds * model.sides * (model.sides + 1)
 
 
-def _solve_simultaneous_hog(model) -> Solution:
-    from baselines.simultaneous import solve_simultaneous_fold
-
-    return solve_simultaneous_fold(model)
-
-
-def _simultaneous_hog_rows(model) -> int:
-    from baselines.simultaneous import simultaneous_outcome_rows
-
-    return simultaneous_outcome_rows(model)
-
-
-@dataclass(frozen=True)
-class Specialised:
-    """A game-specific solver and the number of outcome rows of the game's tables (to decide
-    whether to build them for the residual)."""
-
-    solve: Callable[..., Solution]
-    outcome_rows: Callable[..., int] = lambda model: 0
-
-
-# env id -> its game-specific solver, taking the model.
-SPECIALISED = {
-    "dice_envs/D20Rounds-v0": Specialised(
-        solve_d20_rounds, lambda model: model.rounds * model.sides * (model.sides + 1)
-    ),
-    "dice_envs/Pig-v0": Specialised(_solve_pig),
-    "dice_envs/TenThousand-v0": Specialised(_solve_ten_thousand),
-    "dice_envs/SimultaneousHog-v0": Specialised(_solve_simultaneous_hog, _simultaneous_hog_rows),
-    # Banded backward pass, O(N * sqrt(N)); the tables (3 outcome rows per position) are built
-    # for the residual only up to TABLE_ROWS_LIMIT, a horizon of about 3,650.
-    "dice_envs/ChowRobbins-v0": Specialised(
-        _solve_chow_robbins, lambda model: 3 * model.horizon * (model.horizon + 1) // 2
-    ),
-}
+def chow_robbins_rows(model) -> int:
+    """The outcome rows of Chow-Robbins' tables: three per (tosses, heads) position."""
+    return 3 * model.horizon * (model.horizon + 1) // 2

@@ -20,6 +20,7 @@ from dice_envs.games.hog import Hog
 from dice_envs.games.pig import HOLD, ROLL, Pig
 from dice_envs.games.two_dice_pig import TwoDicePig
 from dice_envs.games.two_player import AGENT, TwoPlayerModel
+from dice_envs.registration import model_hook
 from dice_envs.tables import Tables, build_tables
 
 METHODS = ("auto", "layered", "value_iteration")
@@ -113,7 +114,7 @@ def two_player_optimum(model: TwoPlayerModel, method: str = "auto") -> TwoPlayer
     die."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    layered = _LAYERED.get(type(model))
+    layered = model_hook(model, "two_player_solver")
     if method == "layered" and layered is None:
         raise ValueError(f"{model!r} has no layered solver; use method='value_iteration'")
     start = time.perf_counter()
@@ -240,7 +241,7 @@ def _pig_grid(model: Pig, turn_start: np.ndarray, value: np.ndarray, roll: np.nd
     return float(turn_start[0, 0]), values, policy
 
 
-def _pig(model: Pig) -> TwoPlayerSolution:
+def pig_optimum(model: Pig) -> TwoPlayerSolution:
     from baselines.pig import two_player_optimum as pig_optimum
 
     optimum = pig_optimum(model.goal, model.face_probs)
@@ -251,7 +252,7 @@ def _pig(model: Pig) -> TwoPlayerSolution:
     )
 
 
-def _two_dice_pig(model: TwoDicePig) -> TwoPlayerSolution:
+def two_dice_pig_optimum(model: TwoDicePig) -> TwoPlayerSolution:
     """Pig's layered solve with the wipe (a double 1) worth a guess of the turn-start values
     X(j, 0), iterated until those stop moving (by at most WIPE_TOLERANCE).
 
@@ -281,7 +282,7 @@ def _two_dice_pig(model: TwoDicePig) -> TwoPlayerSolution:
     )
 
 
-def _hog(model: Hog) -> TwoPlayerSolution:
+def hog_optimum(model: Hog) -> TwoPlayerSolution:
     """Hog layer by layer (score sum descending): a throw scores 0 (the opponent's turn at the
     mirrored position, same layer) or climbs to a layer already solved. Each pair of
     mirrored positions solves x = max_d a_d + p_d (1 - y), y = max_e b_e + q_e (1 - x) by
@@ -336,6 +337,3 @@ def _hog_greedy(x: np.ndarray, prob: np.ndarray, goal: int) -> np.ndarray:
     later = own + np.arange(width)[None, None, :]  # s = 0 included: the mirror
     after = np.where(later < goal, 1.0 - x[other, np.minimum(later, goal - 1)], 1.0)
     return (after @ prob.T).argmax(axis=-1)
-
-
-_LAYERED = {Pig: _pig, TwoDicePig: _two_dice_pig, Hog: _hog}

@@ -74,9 +74,8 @@ from dice_envs.games.yahtzee import (
     Yahtzee,
     state_index,
 )
-from dice_envs.policies import named_policy
+from dice_envs.policies import model_policy
 
-ENV_ID = "dice_envs/Yahtzee-v0"
 CHUNK = 256  # turn-start states per batch inside the sweep
 ASK_STATES = 64  # turn-start states per call of the policy (756 observations each): 8.5 MB of
 # observations stay in the processor's cache, where 34 MB (256 states) did not: twice as fast
@@ -173,8 +172,7 @@ def policy_asker(policy: Any, model: Yahtzee, obs_transform=None, deterministic=
     if not isinstance(deterministic, bool):
         raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
     if isinstance(policy, str):
-        boxes = [BOX_NAMES[b] for b in model.boxes]
-        policy = named_policy(ENV_ID, policy, joker=model.joker, boxes=boxes)
+        policy = model_policy(model, policy, repr(model))
     if isinstance(policy, YahtzeeSolution):
         policy = policy.policy()
     transform = obs_transform or (lambda obs: obs)

@@ -23,14 +23,19 @@ def named_policy(env_id: str, name: str, **kwargs: Any) -> Any:
     takes, when either is not known."""
     if not isinstance(name, str):
         raise ValueError(f"name must be a string, got {name!r}")
-    model = make_model(env_id, **kwargs)
+    return model_policy(make_model(env_id, **kwargs), name, env_id)
+
+
+def model_policy(model: Any, name: str, game_name: str) -> Any:
+    """The policy called `name` of a game model (`named_policy` of a model already made);
+    `game_name` names the game in the ValueError for a name it does not take."""
     build = getattr(model, "named_policy", None)
     policy = None if build is None else build(name)
     if policy is None:
         names = list(getattr(model, "policy_names", ()))
         if not names:
-            raise ValueError(f"{env_id} has no named policies; got {name!r}")
-        raise ValueError(f"policy for {env_id} must be one of {', '.join(names)}; got {name!r}")
+            raise ValueError(f"{game_name} has no named policies; got {name!r}")
+        raise ValueError(f"policy for {game_name} must be one of {', '.join(names)}; got {name!r}")
     return policy
 
 

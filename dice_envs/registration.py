@@ -19,6 +19,27 @@ import gymnasium as gym
 
 from dice_envs.games.base import SIZE_LIMIT, GameModel, build_model, load
 
+# What a consumer may need of a game beyond its model, each an import path "module:attribute"
+# (imported when first used, so the layers stay intact and no solver loads before it is asked):
+#   solver             model -> Solution: a game-specific exact solver (`baselines.solve`)
+#   solver_rows        model -> int: its tables' outcome rows (whether to build them for the
+#                      Bellman residual of `solver`'s solution)
+#   structure_solver   (**kwargs) -> solution: the optimum of a game without tables
+#   structure_evaluator (policy, obs_transform=, deterministic=, **kwargs) -> the evaluation
+#                      of a policy on a game without tables
+#   sampled_player     (policy, env_id, kwargs, options) -> a player of `estimate_gap` on a
+#                      game without tables
+#   two_player_solver  two-player model -> its two-player optimum (a layered solver)
+#   equilibrium_solver simultaneous model -> its equilibrium
+HOOKS = (
+    "solver",
+    "solver_rows",
+    "structure_solver",
+    "structure_evaluator",
+    "sampled_player",
+    "two_player_solver",
+    "equilibrium_solver",
+)
 ENV_ENTRY_POINT = "dice_envs.envs.base:DiceEnv"
 VECTOR_ENTRY_POINT = "dice_envs.envs.vector:DiceVectorEnv"
 PLAYERS = ("one", "two", "simultaneous")
@@ -68,6 +89,11 @@ class Game:
             games, the oracle of its structure-aware solvers.
         entry_point: the Gymnasium env class ("module:attribute").
         vector_entry_point: the native vector env class ("module:attribute").
+        solver, solver_rows, structure_solver, structure_evaluator, sampled_player,
+            two_player_solver, equilibrium_solver: the game's own solvers, as import paths
+            (`HOOKS`; `hook(name)` loads one); None where the generic machinery answers.
+        page_variants: the argument sets whose optima its page shows side by side (its
+            defaults alone if none).
     """
 
     env_id: str
@@ -80,6 +106,21 @@ class Game:
     tables: bool = True
     entry_point: str = ENV_ENTRY_POINT
     vector_entry_point: str = VECTOR_ENTRY_POINT
+    solver: str | None = None
+    solver_rows: str | None = None
+    structure_solver: str | None = None
+    structure_evaluator: str | None = None
+    sampled_player: str | None = None
+    two_player_solver: str | None = None
+    equilibrium_solver: str | None = None
+    page_variants: tuple[dict[str, Any], ...] = ()
+
+    def hook(self, name: str) -> Callable[..., Any] | None:
+        """The game's hook `name` (one of `HOOKS`), imported; None if it has none."""
+        if name not in HOOKS:
+            raise ValueError(f"name must be one of {HOOKS}, got {name!r}")
+        path = getattr(self, name)
+        return None if path is None else load(path)
 
     @property
     def slug(self) -> str:
@@ -121,6 +162,8 @@ def register_game(
     tables: bool = True,
     entry_point: str = ENV_ENTRY_POINT,
     vector_entry_point: str = VECTOR_ENTRY_POINT,
+    page_variants: tuple[dict[str, Any], ...] | list[dict[str, Any]] = (),
+    **hooks: str | None,
 ) -> Game:
     """Register a game: `gym.make(env_id, **kwargs)` gives the one env class over
     `model(**kwargs)`, `gym.make_vec(env_id, num_envs=n, **kwargs)` the native vector env over
@@ -144,6 +187,10 @@ def register_game(
             no tables at any arguments; with it, tables where that allows them.
         entry_point: "module:attribute" of the env (default: the table games' env).
         vector_entry_point: "module:attribute" of the native vector env (default: ditto).
+        page_variants: the argument sets whose optima its page shows side by side (its
+            defaults alone if none).
+        **hooks: the game's own solvers by `HOOKS` name, each an import path
+            "module:attribute" (see `HOOKS` for what each takes and gives).
 
     Returns:
         The registry entry (also `game(env_id)`).
@@ -165,6 +212,13 @@ def register_game(
     for name, path in (("entry_point", entry_point), ("vector_entry_point", vector_entry_point)):
         if not isinstance(path, str) or not re.fullmatch(r"[\w.]+:\w+", path):
             raise ValueError(f"{name} must be an import path 'module:attribute', got {path!r}")
+    for name, path in hooks.items():
+        if name not in HOOKS:
+            raise ValueError(f"{name} is not a hook of a game: they are {', '.join(HOOKS)}")
+        if path is not None and (
+            not isinstance(path, str) or not re.fullmatch(r"[\w.]+:\w+", path)
+        ):
+            raise ValueError(f"{name} must be an import path 'module:attribute', got {path!r}")
     if not tables and tables_refused is None:
         tables_refused = _no_tables
     entry = Game(
@@ -178,6 +232,8 @@ def register_game(
         tables,
         entry_point,
         vector_entry_point,
+        page_variants=tuple(dict(variant) for variant in page_variants),
+        **hooks,
     )
     GAMES[env_id] = entry
     if env_id in gym.registry:
@@ -216,6 +272,18 @@ def game(env_id: str) -> Game:
     if env_id not in GAMES:
         raise ValueError(f"env_id must be one of {list(GAMES)}, got {env_id!r}")
     return GAMES[env_id]
+
+
+def model_hook(model: GameModel, name: str) -> Callable[..., Any] | None:
+    """Hook `name` of the registered game whose model, or two-player model, `model` is (None
+    if no such game has it)."""
+    for entry in GAMES.values():
+        if getattr(entry, name, None) is None:
+            continue
+        factory = entry.factory
+        if type(model) in (factory, getattr(factory, "model_class", None)):
+            return entry.hook(name)
+    return None
 
 
 def make_model(env_id: str, **kwargs: Any) -> GameModel:
@@ -378,6 +446,8 @@ register_game(
     summary="100 rounds: take the d20's face in dollars, or reroll it",
     references=[D20_POST],
     policies=["take-anything", "roll-once", "reroll-below-max", "take-above-10"],
+    solver="baselines.specialised:solve_d20_rounds",
+    solver_rows="baselines.specialised:d20_rounds_rows",
 )
 register_game(
     "dice_envs/Pig-v0",
@@ -391,6 +461,8 @@ register_game(
     summary="two-player Pig to 100 against a fixed opponent (hold-at-20), win = 1",
     references=[NELLER_PRESSER_2004, TIJMS_2012, PIG_PROJECT],
     policies=["hold-at-20", "hold-at-25", "keep-pace", "two-player-optimal"],
+    solver="baselines.specialised:solve_pig_fold",
+    two_player_solver="baselines.two_player:pig_optimum",
 )
 register_game(
     "dice_envs/TenThousand-v0",
@@ -404,6 +476,7 @@ register_game(
     references=[CROCCE_MORDECKI],
     policies=["stop-at-6", "stop-at-10", "stop-at-20"],
     tables_refused=_ten_thousand_tables,
+    solver="baselines.ten_thousand:solve_ten_thousand",
 )
 register_game(
     "dice_envs/PigSolitaire-v0",
@@ -428,6 +501,7 @@ register_game(
     "win = 1",
     references=[TIJMS_2012, NELLER_PRESSER_2004],
     policies=["hold-at-20", "tijms", "two-player-optimal"],
+    two_player_solver="baselines.two_player:two_dice_pig_optimum",
 )
 register_game(
     "dice_envs/TwoDicePigSolitaire-v0",
@@ -449,6 +523,7 @@ register_game(
     summary="Hog to 100: one throw of 1-10 dice a turn, against the five-dice rule, win = 1",
     references=[TIJMS_2012, NELLER_PRESSER_2004],
     policies=["five-dice", "dice-5", "two-player-optimal"],
+    two_player_solver="baselines.two_player:hog_optimum",
 )
 register_game(
     "dice_envs/HogSolitaire-v0",
@@ -470,6 +545,9 @@ register_game(
     "five-dice rule, win = 1; its equilibrium mixes",
     references=[TIJMS_VAN_DER_WAL_2006, TIJMS_2012],
     policies=["five-dice", "dice-5", "optimal"],
+    solver="baselines.simultaneous:solve_simultaneous_fold",
+    solver_rows="baselines.simultaneous:simultaneous_outcome_rows",
+    equilibrium_solver="baselines.simultaneous:solve_equilibrium",
 )
 register_game(
     "dice_envs/DieStopping-v0",
@@ -495,6 +573,10 @@ register_game(
     references=[CHOW_ROBBINS_1965, HAGGSTROM_WASTLUND_2013, TIJMS_2012, MEDINA_ZEILBERGER_2010],
     policies=["heads-exceed-tails", "stop-at-plus-2", "stop-at-plus-3"],
     tables_refused=_chow_robbins_tables,
+    # Banded backward pass, O(N * sqrt(N)); the tables (3 outcome rows per position) are built
+    # for the residual only up to baselines.exact.TABLE_ROWS_LIMIT, a horizon of about 3,650.
+    solver="baselines.chow_robbins:solve_chow_robbins",
+    solver_rows="baselines.specialised:chow_robbins_rows",
 )
 
 register_game(
@@ -513,6 +595,10 @@ register_game(
     tables_refused=_yahtzee_tables,
     entry_point="dice_envs.envs.yahtzee:YahtzeeEnv",
     vector_entry_point="dice_envs.envs.yahtzee_vector:YahtzeeVectorEnv",
+    structure_solver="baselines.yahtzee:solve_yahtzee",
+    structure_evaluator="baselines.yahtzee_evaluation:evaluate_yahtzee",
+    sampled_player="baselines.sampled_gap:YahtzeePlayer",
+    page_variants=[{"joker": "forced"}, {"joker": "free"}, {"joker": "verhoeff"}],
 )
 
 

@@ -144,3 +144,41 @@ def test_a_game_says_where_its_tables_can_not_be_built():
             baselines.evaluate("stop-at-2", "toy/BigStop-v0", sides=6)
     finally:
         unregister_game("toy/BigStop-v0")
+
+
+def test_pig_registered_under_another_id_solves_with_its_own_solver():
+    """Every per-game hook lives in the registration entry: the same entry under another id
+    is the same game, its specialised and layered solvers included."""
+    from dataclasses import fields
+
+    from baselines.two_player import two_player_optimum
+
+    pig = GAMES["dice_envs/Pig-v0"]
+    entry = {field.name: getattr(pig, field.name) for field in fields(pig)}
+    entry.pop("env_id")
+    hooks = {name: entry.pop(name) for name in dice_envs.registration.HOOKS}
+    register_game("test/MyPig-v0", **entry, **hooks)
+    try:
+        mine = baselines.solve("test/MyPig-v0", goal=40, method="specialised")
+        original = baselines.solve("dice_envs/Pig-v0", goal=40, method="specialised")
+        assert mine.value == original.value  # the same solver, to the last bit
+        np.testing.assert_array_equal(mine.policy, original.policy)
+        model = dice_envs.make_model("test/MyPig-v0", goal=20).model
+        assert two_player_optimum(model, method="layered").value > 0.5
+    finally:
+        unregister_game("test/MyPig-v0")
+    bare = {k: v for k, v in entry.items() if k not in ("page_variants",)}
+    register_game("test/BarePig-v0", **bare)  # no hooks: the generic solver only
+    try:
+        with pytest.raises(ValueError, match="has no specialised solver"):
+            baselines.solve("test/BarePig-v0", goal=20, method="specialised")
+    finally:
+        unregister_game("test/BarePig-v0")
+
+
+def test_a_hook_must_be_known_and_an_import_path():
+    with pytest.raises(ValueError, match="is not a hook of a game"):
+        register_game("test/Nope-v0", "dice_envs.games.pig:PigVersus", solvr="a.b:c")
+    with pytest.raises(ValueError, match="solver must be an import path"):
+        register_game("test/Nope-v0", "dice_envs.games.pig:PigVersus", solver="a.b")
+    assert "test/Nope-v0" not in GAMES
