@@ -11,6 +11,8 @@ sampled.mean, sampled.interval
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from baselines.evaluation import (
     Evaluation,
     policy_actions,
@@ -32,10 +34,16 @@ from baselines.sampled_gap import SampledGap, estimate_gap
 from baselines.simultaneous import Equilibrium, equilibrium
 from baselines.solvers import Solution
 from baselines.value_errors import ValueErrors, value_errors
-from baselines.yahtzee_evaluation import YahtzeeEvaluation, evaluate_yahtzee
 from dice_envs.tables import Tables
 
+if TYPE_CHECKING:
+    from baselines.yahtzee_evaluation import YahtzeeEvaluation, evaluate_yahtzee
+
 TabularMDP = Tables  # the name before the tables moved into dice_envs (one name now: Tables)
+# A game's own solvers load when first used (through its registration's hooks), so what a
+# process loads, and a training run's code stamp records, is what it uses: a Pig run never
+# loads the Yahtzee solvers. These two load on first access.
+_LAZY = {"YahtzeeEvaluation", "evaluate_yahtzee"}
 
 __all__ = [
     "METHODS",
@@ -64,3 +72,11 @@ __all__ = [
     "tabulate",
     "value_errors",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from baselines import yahtzee_evaluation
+
+    return getattr(yahtzee_evaluation, name)

@@ -29,7 +29,7 @@ import numpy as np
 
 import baselines
 from baselines.game_pages import markdown_table
-from baselines.sampled_gap import yahtzee_action_values, yahtzee_positions, yahtzee_solution
+from baselines.yahtzee_sampled import yahtzee_action_values, yahtzee_positions, yahtzee_solution
 from dice_envs.games.yahtzee import REROLL_LEGAL, Yahtzee
 from dice_envs.policies import batched
 from docs.tools.readme import DOCS, check_markers, replace_marked_section

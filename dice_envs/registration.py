@@ -89,9 +89,16 @@ class Game:
             games, the oracle of its structure-aware solvers.
         entry_point: the Gymnasium env class ("module:attribute").
         vector_entry_point: the native vector env class ("module:attribute").
-        solver, solver_rows, structure_solver, structure_evaluator, sampled_player,
-            two_player_solver, equilibrium_solver: the game's own solvers, as import paths
-            (`HOOKS`; `hook(name)` loads one); None where the generic machinery answers.
+        solver: its game-specific exact solver, model -> Solution (an import path, as every
+            hook below; `hook(name)` loads one; None: the generic solvers answer).
+        solver_rows: model -> the outcome rows of its tables (whether to build them to
+            measure `solver`'s Bellman residual).
+        structure_solver: (**kwargs) -> the optimum of a game without tables.
+        structure_evaluator: (policy, obs_transform=, deterministic=, **kwargs) -> the exact
+            evaluation of a policy on a game without tables.
+        sampled_player: `estimate_gap`'s player on a game without tables.
+        two_player_solver: two-player model -> its two-player optimum (layered).
+        equilibrium_solver: simultaneous model -> its equilibrium.
         page_variants: the argument sets whose optima its page shows side by side (its
             defaults alone if none).
     """
@@ -195,29 +202,9 @@ def register_game(
     Returns:
         The registry entry (also `game(env_id)`).
     """
-    if not isinstance(env_id, str) or not re.fullmatch(r"[\w.-]+/[A-Z]\w*-v\d+", env_id):
-        raise ValueError(f"env_id must look like 'namespace/Name-v0', got {env_id!r}")
-    if not isinstance(model, str) and not callable(model):
-        raise ValueError(f"model must be a callable or an import path 'module:attr', got {model!r}")
-    if not isinstance(summary, str):
-        raise ValueError(f"summary must be a string, got {summary!r}")
-    for name in policies:
-        if not isinstance(name, str):
-            raise ValueError(f"policies must be names (strings), got {name!r}")
-    for reference in references:
-        if not isinstance(reference, Reference):
-            raise ValueError(f"references must be Reference objects, got {reference!r}")
-    if not isinstance(tables, bool):
-        raise ValueError(f"tables must be True or False, got {tables!r}")
+    _check_entry(env_id, model, summary, policies, references, tables, hooks)
     for name, path in (("entry_point", entry_point), ("vector_entry_point", vector_entry_point)):
         if not isinstance(path, str) or not re.fullmatch(r"[\w.]+:\w+", path):
-            raise ValueError(f"{name} must be an import path 'module:attribute', got {path!r}")
-    for name, path in hooks.items():
-        if name not in HOOKS:
-            raise ValueError(f"{name} is not a hook of a game: they are {', '.join(HOOKS)}")
-        if path is not None and (
-            not isinstance(path, str) or not re.fullmatch(r"[\w.]+:\w+", path)
-        ):
             raise ValueError(f"{name} must be an import path 'module:attribute', got {path!r}")
     if not tables and tables_refused is None:
         tables_refused = _no_tables
@@ -245,6 +232,31 @@ def register_game(
         kwargs={"model": model},
     )
     return entry
+
+
+def _check_entry(env_id, model, summary, policies, references, tables, hooks) -> None:
+    """A ValueError naming the first of `register_game`'s arguments that is not allowed."""
+    if not isinstance(env_id, str) or not re.fullmatch(r"[\w.-]+/[A-Z]\w*-v\d+", env_id):
+        raise ValueError(f"env_id must look like 'namespace/Name-v0', got {env_id!r}")
+    if not isinstance(model, str) and not callable(model):
+        raise ValueError(f"model must be a callable or an import path 'module:attr', got {model!r}")
+    if not isinstance(summary, str):
+        raise ValueError(f"summary must be a string, got {summary!r}")
+    for name in policies:
+        if not isinstance(name, str):
+            raise ValueError(f"policies must be names (strings), got {name!r}")
+    for reference in references:
+        if not isinstance(reference, Reference):
+            raise ValueError(f"references must be Reference objects, got {reference!r}")
+    if not isinstance(tables, bool):
+        raise ValueError(f"tables must be True or False, got {tables!r}")
+    for name, path in hooks.items():
+        if name not in HOOKS:
+            raise ValueError(f"{name} is not a hook of a game: they are {', '.join(HOOKS)}")
+        if path is not None and (
+            not isinstance(path, str) or not re.fullmatch(r"[\w.]+:\w+", path)
+        ):
+            raise ValueError(f"{name} must be an import path 'module:attribute', got {path!r}")
 
 
 def _no_tables(kwargs: dict[str, Any]) -> str:
@@ -597,7 +609,7 @@ register_game(
     vector_entry_point="dice_envs.envs.yahtzee_vector:YahtzeeVectorEnv",
     structure_solver="baselines.yahtzee:solve_yahtzee",
     structure_evaluator="baselines.yahtzee_evaluation:evaluate_yahtzee",
-    sampled_player="baselines.sampled_gap:YahtzeePlayer",
+    sampled_player="baselines.yahtzee_sampled:YahtzeePlayer",
     page_variants=[{"joker": "forced"}, {"joker": "free"}, {"joker": "verhoeff"}],
 )
 

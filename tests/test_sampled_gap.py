@@ -10,7 +10,7 @@ from gymnasium import spaces
 from scipy.stats import binomtest
 
 import baselines
-from baselines.sampled_gap import yahtzee_action_values, yahtzee_positions, yahtzee_solution
+from baselines.yahtzee_sampled import yahtzee_action_values, yahtzee_positions, yahtzee_solution
 from benchmarks.sampled_gap import (
     observation_hash,
     report,
