@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from baselines.protocols import LOSS_TOLERANCE, Loss, check_count
 from baselines.solvers import (
     Solution,
     evaluate_linear,
@@ -69,6 +70,7 @@ class Evaluation:
             what the agent sees in state i, so the per-state arrays above are keyed by it.
         observation_nvec: the size of each observation component (the observation grid that
             `grid` fills).
+        optimal_actions: (states,) int64, the optimum's action in every state.
     """
 
     value: float
@@ -84,6 +86,7 @@ class Evaluation:
     probabilities: np.ndarray | None = field(repr=False, default=None)
     observations: np.ndarray | None = field(repr=False, default=None)
     observation_nvec: tuple[int, ...] = field(repr=False, default=())
+    optimal_actions: np.ndarray | None = field(repr=False, default=None)
 
     def _per_state(self, name: str) -> np.ndarray:
         if name not in PER_STATE:
@@ -105,14 +108,17 @@ class Evaluation:
         values = self._per_state(name)
         return dict(zip(observation_keys(self.observations), values.tolist(), strict=True))
 
-    def where_lost(self, count: int = 10) -> list[tuple[Any, float]]:
-        """The `count` observations where the policy loses the most value, with the loss,
-        largest first (their losses sum to at most `gap`)."""
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ValueError(f"count must be an integer >= 1, got {count!r}")
-        order = np.argsort(-self.losses, kind="stable")[:count]
-        keys = observation_keys(self.observations)
-        return [(keys[i], float(self.losses[i])) for i in order]
+    def where_lost(self, count: int = 10) -> list[Loss]:
+        """The `count` states where the policy loses the most value (`Loss`: the loss, the
+        observation, the policy's action and the optimal one there), largest first; only
+        states where it loses more than round-off (their losses sum to at most `gap`)."""
+        order = np.argsort(-self.losses, kind="stable")[: check_count(count)]
+        order = order[self.losses[order] > LOSS_TOLERANCE * max(1.0, abs(self.optimal_value))]
+        keys = observation_keys(self.observations[order])
+        return [
+            Loss(float(self.losses[i]), key, int(self.actions[i]), int(self.optimal_actions[i]))
+            for i, key in zip(order, keys, strict=True)
+        ]
 
     def __repr__(self) -> str:
         return (
@@ -571,4 +577,5 @@ def _evaluation(values, visits, given_up, good, actions, probs, mdp, optimum, st
         probabilities=probs,
         observations=mdp.observation_array,
         observation_nvec=tuple(int(n) for n in mdp.model.observation_nvec),
+        optimal_actions=optimum.policy,
     )

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
+from baselines.protocols import ByObservation
 from baselines.solvers import GridIndex, Solution, grid_solution
 from dice_envs import GAMES, game, make_model
 from dice_envs.games.base import check_int
@@ -182,7 +183,7 @@ class _Sweep:
 
 
 @dataclass
-class Equilibrium:
+class Equilibrium(ByObservation):
     """Both players at the equilibrium of Simultaneous Hog, at every position.
 
     The arrays are indexed by scores, the player's own first: `values[own, other]`, with

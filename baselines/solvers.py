@@ -17,6 +17,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 
+from baselines.protocols import ByObservation, observation_rows
 from dice_envs.tables import Tables as TabularMDP
 from dice_envs.tables import longest_path_levels, observation_key
 
@@ -25,7 +26,7 @@ TIE_TOLERANCE = 1e-9
 
 
 @dataclass
-class Solution:
+class Solution(ByObservation):
     """An optimal value function and policy.
 
     The per-state arrays have one row per state index: the state order of the game's tables
@@ -183,6 +184,27 @@ class Solution:
 
     def __call__(self, obs) -> int:
         return self.action(obs)
+
+    def _rows_of(self, observations: np.ndarray) -> np.ndarray:
+        rows = observation_rows(observations)
+        index = self.indices_of(rows)
+        if (index < 0).any():
+            missing = tuple(rows[np.flatnonzero(index < 0)[0]].tolist())
+            raise ValueError(f"observations: no state of the game shows {missing}")
+        return index
+
+    def actions(self, observations: np.ndarray) -> np.ndarray:
+        """The optimal action at each observation of an (n, k) batch ((n,) int64)."""
+        return self.policy[self._rows_of(observations)]
+
+    def action_values_batch(self, observations: np.ndarray) -> np.ndarray:
+        """(n, num_actions): `action_values` of each observation of an (n, k) batch."""
+        index = self._rows_of(observations)
+        return np.where(self.legal[index], self.q[index], np.nan)
+
+    def values_at(self, observations: np.ndarray) -> np.ndarray:
+        """(n,): the optimal value at each observation of an (n, k) batch."""
+        return self.state_values[self._rows_of(observations)]
 
 
 class GridIndex:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from baselines.protocols import ByObservation, observation_rows
 from baselines.solvers import q_from_values
 from dice_envs.games.base import Observation, State
 from dice_envs.games.hog import Hog
@@ -32,7 +33,7 @@ MAX_HOG_PASSES = 100
 
 
 @dataclass
-class TwoPlayerSolution:
+class TwoPlayerSolution(ByObservation):
     """Both players optimal.
 
     The arrays are laid out over the model's observation grid (`model.observation_nvec`),
@@ -77,6 +78,14 @@ class TwoPlayerSolution:
     def probabilities(self) -> np.ndarray:
         """The policy as action probabilities over the grid (an opponent table)."""
         return np.eye(self.num_actions, dtype=np.float32)[self.policy]
+
+    def actions(self, observations: np.ndarray) -> np.ndarray:
+        """The mover's optimal action at each observation of an (n, k) batch."""
+        return self.policy[tuple(observation_rows(observations).T)]
+
+    def values_at(self, observations: np.ndarray) -> np.ndarray:
+        """The mover's win probability at each observation of an (n, k) batch."""
+        return self.mover_values[tuple(observation_rows(observations).T)]
 
     def action_values(self, obs: Observation) -> np.ndarray:
         """The mover's win probability after each action at `obs` (the mover's view), both

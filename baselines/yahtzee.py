@@ -268,12 +268,14 @@ class YahtzeeSolution:
         scores = scoring_values(self.model, self.state_values, *args, classes=self._classes)
         return solve_turns(scores, detail=True)
 
-    def value_at(self, state: TurnState | Sequence, dice: int, rolls_left: int) -> float:
+    def turn_value(self, state: TurnState | Sequence, dice: int, rolls_left: int) -> float:
         """Expected final score to go with these dice (index in `DICE`) and rolls left."""
         _check_query(dice, rolls_left)
         return float(self.turn(state).dice[rolls_left][dice, 0])
 
-    def action_values(self, state: TurnState | Sequence, dice: int, rolls_left: int) -> np.ndarray:
+    def turn_action_values(
+        self, state: TurnState | Sequence, dice: int, rolls_left: int
+    ) -> np.ndarray:
         """(45,): expected final score to go of each action, its own points included: rerolls
         0..31 by bit mask over the dice in ascending order, then boxes 32..44. NaN for an
         illegal action (a duplicate or empty reroll, a reroll with no rolls left, a box the
@@ -368,11 +370,34 @@ class YahtzeeSolution:
     def _box_rows(self) -> BoxRows:
         return BoxRows(self.model)
 
-    def policy(self) -> Rule:
+    def batched_policy(self) -> Rule:
         """The optimal policy as a batched policy (`dice_envs.policies.batched` form): int64
         observations (n, 22) -> (n,) actions, by `actions`; one observation gives one int."""
         width = len(OBSERVATION_NVEC)
         return Rule.from_batch(lambda obs: self.actions(np.reshape(obs, (-1, width))), "optimal")
+
+    def action(self, obs) -> int:
+        """The optimal action at one env observation (22 ints)."""
+        return int(self.actions(np.asarray(obs, dtype=np.int64).reshape(1, -1))[0])
+
+    def action_values(self, obs) -> np.ndarray:
+        """(45,): the expected final score to go of each action at one env observation, its
+        own points included (NaN where the rules forbid it); `turn_action_values` takes the
+        score card, the dice and the rolls left instead."""
+        return self.action_values_batch(np.asarray(obs, dtype=np.int64).reshape(1, -1))[0]
+
+    def value_at(self, obs) -> float:
+        """The optimal expected final score to go at one env observation (0 once every box
+        is filled)."""
+        return float(self.values_at(np.asarray(obs, dtype=np.int64).reshape(1, -1))[0])
+
+    def values_at(self, observations) -> np.ndarray:
+        """(n,): `value_at` of each row of an (n, 22) int array."""
+        values = self.action_values_batch(np.asarray(observations, dtype=np.int64))
+        live = ~np.isnan(values).all(axis=1)
+        result = np.zeros(len(values))
+        result[live] = np.nanmax(values[live], axis=1)
+        return result
 
 
 def parse_observations(

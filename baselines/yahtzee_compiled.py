@@ -302,7 +302,7 @@ def sweep_blocks() -> int:
 @njit(cache=True, nogil=True, parallel=True)
 def sweep_turns(
     pair_worth, open_bits, joker, joker_worth, pair_reward, joker_bits, joker_reward, rows,
-    actions, weights, reach, optimal_reach, out, sums, blocks,
+    actions, weights, reach, optimal_reach, out, sums, top, blocks,
 ):  # fmt: skip
     """The policy's and the optimum's turns of a batch of B states (`TurnTables` fields), in
     parallel over `blocks` blocks of states (each its own scratch arrays; `sweep_blocks()`).
@@ -312,6 +312,9 @@ def sweep_turns(
     reward this turn, its and the optimum's probability of each scoring slot; adds to `sums`
     (B, 3 + 196 + 2), per state: losses by rolls left (2, 1, 0), losses by (choice played,
     choice optimal), the agreeing and all decisions of the optimum, weighted by its occupancy.
+    Writes `top` (B, K, 5): per state its K largest single-decision losses, largest first,
+    as rows (loss, rolls left, dice, action played (the most probable), optimal action);
+    rows of loss 0 where it has fewer.
     """
     batch = pair_worth.shape[0]
     blocks = max(1, min(batch, blocks))
@@ -319,11 +322,11 @@ def sweep_turns(
     policy = (actions, weights, reach, optimal_reach)
     for block in prange(blocks):
         lo, hi = block * batch // blocks, (block + 1) * batch // blocks
-        _sweep_block(lo, hi, tables, rows, policy, out, sums)
+        _sweep_block(lo, hi, tables, rows, policy, out, sums, top)
 
 
 @njit(cache=True, nogil=True)
-def _sweep_block(lo, hi, tables, rows, policy, out, sums):
+def _sweep_block(lo, hi, tables, rows, policy, out, sums, top):
     """States lo..hi-1 of `sweep_turns` (a function of its own: a parallel loop's body that
     reads the module's tables could not be cached on disk)."""
     pair_worth, open_bits, joker, joker_worth, pair_reward, joker_bits, joker_reward = tables
@@ -337,13 +340,13 @@ def _sweep_block(lo, hi, tables, rows, policy, out, sums):
                 best)  # fmt: skip
         card = (open_bits[s], joker[s], joker_bits[s], pair_reward[s], joker_reward[s])
         _follow(worth, dice_values, keep_values, best, rows, card, actions[s], weights[s],
-                reach[s], optimal_reach[s], out[s], sums[s])  # fmt: skip
+                reach[s], optimal_reach[s], out[s], sums[s], top[s])  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _follow(
     worth, dice_values, keep_values, best, rows, card, actions, weights, reach, optimal_reach,
-    out, sums,
+    out, sums, top,
 ):  # fmt: skip
     """One turn, solved inside: the policy's and the optimum's occupancies through it, level
     by level, with the bookkeeping of `sweep_turns` (`card`: this state's open bits, joker
@@ -357,6 +360,7 @@ def _follow(
     keep_mass, opt_keep_mass = np.empty(NUM_KEEPS), np.empty(NUM_KEEPS)
     by_choice = np.zeros(NUM_CHOICES * NUM_CHOICES)
     out[:] = 0.0
+    top[:] = 0.0
     for level in range(3):
         r = 2 - level
         keep_mass[:] = 0.0
@@ -376,6 +380,7 @@ def _follow(
             joker_here = jokered and IS_YAHTZEE[d]
             legal = joker_bits[_FACE[d]] if joker_here else open_bits
             good_at = value - TIE_TOLERANCE * max(1.0, abs(value))
+            decision_loss, most, most_played = 0.0, -1.0, 0
             for i in range(actions.shape[2]):
                 w = weights[r, d, i]
                 if w == 0.0:
@@ -396,9 +401,14 @@ def _follow(
                     choice = played - 31
                 loss = reach * mass * (value - got)
                 lost += loss
+                decision_loss += loss
+                if w > most:
+                    most, most_played = w, played
                 by_choice[choice * NUM_CHOICES + best_choice] += loss
                 if got >= good_at:
                     agree += om * w
+            if decision_loss > top[-1, 0]:
+                _keep_largest(top, decision_loss, r, d, most_played, act)
         sums[level] += lost
         sums[-2] += agree * optimal_reach
         sums[-1] += decisions * optimal_reach
@@ -406,6 +416,17 @@ def _follow(
             _spread(keep_mass, occ)
             _spread(opt_keep_mass, opt)
     sums[3 : 3 + NUM_CHOICES * NUM_CHOICES] += by_choice
+
+
+@njit(cache=True, nogil=True)
+def _keep_largest(top, loss, rolls_left, dice, played, best):
+    """Insert a decision's loss into `top` (K, 5), kept largest first; the smallest drops."""
+    row = top.shape[0] - 1
+    while row > 0 and top[row - 1, 0] < loss:
+        top[row] = top[row - 1]
+        row -= 1
+    top[row, 0], top[row, 1], top[row, 2] = loss, rolls_left, dice
+    top[row, 3], top[row, 4] = played, best
 
 
 @njit(cache=True, nogil=True, parallel=True)

@@ -36,6 +36,7 @@ import numpy as np
 from scipy import sparse
 
 import baselines.yahtzee_compiled as compiled
+from baselines.protocols import LOSS_TOLERANCE, Loss, check_count
 from baselines.yahtzee import (
     _POSITION,
     DICE_ROWS,
@@ -77,6 +78,7 @@ from dice_envs.games.yahtzee import (
 from dice_envs.policies import model_policy
 
 CHUNK = 256  # turn-start states per batch inside the sweep
+KEEP_LOSSES = 20  # the largest single-decision losses an evaluation keeps (`where_lost`)
 ASK_STATES = 64  # turn-start states per call of the policy (756 observations each): 8.5 MB of
 # observations stay in the processor's cache, where 34 MB (256 states) did not: twice as fast
 CHOICES = ("reroll",) + BOX_NAMES
@@ -113,6 +115,9 @@ class YahtzeeEvaluation:
         optimal_fills: the same for the optimal policy.
         turn_start_states: how many turn-start states were swept (those the policy or the
             optimum reaches).
+        top_losses: the `losses_kept` largest single-decision losses of the policy (`Loss`
+            records, largest first), kept during the sweep: `where_lost` reads them.
+        losses_kept: how many the sweep kept (`evaluate_yahtzee`'s `keep_losses`).
     """
 
     value: float
@@ -128,6 +133,8 @@ class YahtzeeEvaluation:
     fills: np.ndarray = field(repr=False)
     optimal_fills: np.ndarray = field(repr=False)
     turn_start_states: int = 0
+    top_losses: list[Loss] = field(repr=False, default_factory=list)
+    losses_kept: int = 0
 
     def __repr__(self) -> str:
         return (
@@ -140,13 +147,24 @@ class YahtzeeEvaluation:
         keys = ("value", "optimal_value", "gap", "relative_gap", "agreement", "seconds")
         return {key: float(getattr(self, key)) for key in keys}
 
-    def where_lost(self, count: int = 10) -> list[tuple[str, str, float]]:
+    def where_lost(self, count: int = 10) -> list[Loss]:
+        """The `count` decisions where the policy loses the most (`Loss`: expected points
+        lost there, weighted by how often the policy reaches it; the observation; the action
+        it plays and the optimal one), largest first; only decisions that lose more than
+        round-off. At most `losses_kept` (evaluate with a larger `keep_losses` for more)."""
+        if check_count(count) > self.losses_kept:
+            raise ValueError(
+                f"count must be at most {self.losses_kept}, the losses the evaluation kept "
+                f"(evaluate_yahtzee(..., keep_losses={count}) keeps more); got {count}"
+            )
+        floor = LOSS_TOLERANCE * max(1.0, abs(self.optimal_value))
+        return [loss for loss in self.top_losses[:count] if loss.loss > floor]
+
+    def lost_by_choice(self, count: int = 10) -> list[tuple[str, str, float]]:
         """The `count` largest entries of `losses_by_choice`: (what the policy played, what
         the optimum plays, expected points lost), largest first."""
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ValueError(f"count must be an integer >= 1, got {count!r}")
         flat = self.losses_by_choice.ravel()
-        order = np.argsort(-flat, kind="stable")[:count]
+        order = np.argsort(-flat, kind="stable")[: check_count(count)]
         n = len(CHOICES)
         return [(CHOICES[i // n], CHOICES[i % n], float(flat[i])) for i in order]
 
@@ -174,7 +192,7 @@ def policy_asker(policy: Any, model: Yahtzee, obs_transform=None, deterministic=
     if isinstance(policy, str):
         policy = model_policy(model, policy, repr(model))
     if isinstance(policy, YahtzeeSolution):
-        policy = policy.policy()
+        policy = policy.batched_policy()
     transform = obs_transform or (lambda obs: obs)
     if hasattr(policy, "predict"):
         return _sb3_asker(policy, transform, obs_transform is None, deterministic)
@@ -410,8 +428,10 @@ class _Sweep:
     This one follows the turns inside with the compiled loops of `baselines.yahtzee_compiled`;
     `_NumpySweep` is the same in plain numpy (their test oracle)."""
 
-    def __init__(self, solution: YahtzeeSolution, asker: _Asker) -> None:
+    def __init__(self, solution: YahtzeeSolution, asker: _Asker, keep: int) -> None:
         self.solution, self.model, self.asker = solution, solution.model, asker
+        self.keep = keep
+        self.top = np.zeros((0, 8))  # loss, filled, upper, flag, rolls left, dice, played, best
         self.rows = BoxRows(self.model)
         turns = self.model.num_turns
         self.reach = np.zeros(NUM_STATE_SLOTS)
@@ -471,9 +491,10 @@ class _Sweep:
         answer = self.ask(tables, filled, upper, flag)
         slots = state_index(filled, upper, flag)
         reach, optimal_reach = self.reach[slots], self.optimal_reach[slots]
-        rewards, slot_mass, optimal_slot_mass = self.turns(
+        rewards, slot_mass, optimal_slot_mass, top = self.turns(
             turn, tables, answer, reach, optimal_reach
         )
+        self.keep_largest(top, filled, upper, flag)
         after = next_slots(self.model, filled, upper, flag).ravel()
         np.add.at(self.reach, after, (reach[:, None] * slot_mass).ravel())
         np.add.at(self.optimal_reach, after, (optimal_reach[:, None] * optimal_slot_mass).ravel())
@@ -494,14 +515,39 @@ class _Sweep:
         out = np.empty((batch, 1 + 2 * NUM_SLOTS))
         choices = len(CHOICES) ** 2
         per_state = np.zeros((batch, 3 + choices + 2))
+        top = np.zeros((batch, self.keep, 5))
         args = (*compiled.fields(tables), self.rows.rows, actions, weights, reach, optimal_reach)
-        compiled.sweep_turns(*args, out, per_state, compiled.sweep_blocks())
+        compiled.sweep_turns(*args, out, per_state, top, compiled.sweep_blocks())
         sums = per_state.sum(axis=0)
         self.losses_by_turn[turn] += sums[:3]
         self.losses_by_choice += sums[3 : 3 + choices]
         self.agreeing += sums[-2]
         self.optimal_decisions += sums[-1]
-        return out[:, 0], out[:, 1 : 1 + NUM_SLOTS], out[:, 1 + NUM_SLOTS :]
+        states = np.repeat(np.arange(batch), self.keep)
+        top = np.column_stack([states, top.reshape(-1, 5)])
+        return out[:, 0], out[:, 1 : 1 + NUM_SLOTS], out[:, 1 + NUM_SLOTS :], top
+
+    def keep_largest(self, top: np.ndarray, filled, upper, flag) -> None:
+        """Merge a batch's candidate decision losses (rows: state in the batch, loss, rolls
+        left, dice, played, best) into the `keep` largest so far."""
+        top = top[top[:, 1] > 0.0]
+        state = top[:, 0].astype(np.int64)
+        rows = np.column_stack(
+            [top[:, 1], filled[state], upper[state], flag[state], top[:, 2:]]
+        )  # fmt: skip
+        merged = np.concatenate([self.top, rows])
+        order = np.argsort(-merged[:, 0], kind="stable")[: self.keep]
+        self.top = merged[order]
+
+    def losses(self) -> list[Loss]:
+        """The kept decision losses as `Loss` records, largest first."""
+        found = []
+        for loss, filled, upper, flag, rolls_left, dice, played, best in self.top:
+            obs = np.zeros(len(OBSERVATION_NVEC), dtype=np.int64)
+            obs[:6], obs[6] = DICE[int(dice)], int(rolls_left)
+            obs[7:20], obs[20], obs[21] = _FLAGS[int(filled)], int(upper), int(flag)
+            found.append(Loss(float(loss), tuple(obs.tolist()), int(played), int(best)))
+        return found
 
     def forward(self, chunk: int) -> None:
         """Sweep the turn-start states either policy reaches, layer by layer."""
@@ -546,6 +592,7 @@ class _NumpySweep(_Sweep):
         rewards = np.zeros(batch)
         slot_mass = np.zeros(batch * NUM_SLOTS)
         optimal_slot_mass = np.zeros(batch * NUM_SLOTS)
+        self.candidates: list[np.ndarray] = []
         for rolls_left in (2, 1, 0):
             level = answer[:, rolls_left].swapaxes(0, 1)  # dice-major
             level = level.reshape(batch * NUM_DICE_SETS, *answer.shape[3:])
@@ -558,6 +605,7 @@ class _NumpySweep(_Sweep):
             rewards,
             slot_mass.reshape(batch, NUM_SLOTS),
             optimal_slot_mass.reshape(batch, NUM_SLOTS),
+            np.concatenate(self.candidates),
         )
 
     def _policy_level(
@@ -606,6 +654,8 @@ class _NumpySweep(_Sweep):
         best = pick(turns.best[rolls_left])
         kind = np.where(reroll, 0, box + 1) * len(CHOICES) + np.where(best < 32, 0, best - 31)
         self.losses_by_choice += np.bincount(kind, lost, minlength=len(CHOICES) ** 2)
+        found = _decision_losses(index, lost, weight, played, best, rolls_left, batch)
+        self.candidates.append(found)
         good = worth >= value - TIE_TOLERANCE * np.maximum(1.0, np.abs(value))
         self.agreeing += float((optimal_reach.take(states) * pick(optimal) * weight) @ good)
         return following
@@ -630,6 +680,22 @@ class _NumpySweep(_Sweep):
             grid.states * NUM_SLOTS + slot, scoring, minlength=batch * NUM_SLOTS
         )
         return following
+
+
+def _decision_losses(row, lost, weight, played, best, rolls_left, batch) -> np.ndarray:
+    """`_Sweep.keep_largest`'s candidate rows (state in the batch, loss, rolls left, dice,
+    played, best) of one level of the numpy sweep: per decision (row ``d * B + s``, one entry
+    per action it plays) its loss summed over its actions, the action it plays with the
+    highest probability (the first on ties) and the optimal one."""
+    weight = np.broadcast_to(weight, row.shape)
+    order = np.lexsort((-weight, row))
+    first = order[np.r_[0, np.flatnonzero(np.diff(row[order])) + 1]] if len(row) else order
+    decisions = row[first]
+    loss = np.bincount(row, lost, minlength=NUM_DICE_SETS * batch)[decisions]
+    dice, state = np.divmod(decisions, batch)
+    return np.column_stack(
+        [state, loss, np.full(len(first), rolls_left), dice, played[first], best[first]]
+    )
 
 
 def _rolled(keeps: np.ndarray, states: np.ndarray, mass: np.ndarray, batch: int) -> np.ndarray:
@@ -675,6 +741,7 @@ def evaluate_yahtzee(
     solution: YahtzeeSolution | None = None,
     chunk: int = CHUNK,
     method: str = "compiled",
+    keep_losses: int = KEEP_LOSSES,
 ) -> YahtzeeEvaluation:
     """The exact expected final score of `policy` on Yahtzee, its gap and where it loses.
 
@@ -696,6 +763,8 @@ def evaluate_yahtzee(
             for at most `ASK_STATES` states at once).
         method: "compiled" (numba loops inside each turn) or "numpy" (the same sweep in plain
             numpy, several times slower: the test oracle of the compiled one).
+        keep_losses: how many of the largest single-decision losses the sweep keeps for
+            `where_lost`.
 
     Raises:
         ValueError: a policy in a form that cannot be asked in batches, answers outside the
@@ -706,9 +775,10 @@ def evaluate_yahtzee(
         raise ValueError(f"chunk must be an integer >= 1, got {chunk!r}")
     if method not in SWEEPS:
         raise ValueError(f"method must be one of {sorted(SWEEPS)}, got {method!r}")
+    keep_losses = check_count(keep_losses)
     asker = policy_asker(policy, solution.model, obs_transform, deterministic)
     start = time.perf_counter()
-    sweep = SWEEPS[method](solution, asker)
+    sweep = SWEEPS[method](solution, asker, keep_losses)
     sweep.forward(chunk)
     value = float(sweep.backward()[state_index(*solution.model.start)])
     gap = solution.value - value
@@ -726,6 +796,8 @@ def evaluate_yahtzee(
         fills=sweep.fills,
         optimal_fills=sweep.optimal_fills,
         turn_start_states=sum(len(part[0]) for part in sweep.stored),
+        top_losses=sweep.losses(),
+        losses_kept=keep_losses,
     )
 
 

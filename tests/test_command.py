@@ -92,10 +92,13 @@ def test_evaluate_on_yahtzee_prints_value_gap_and_where_it_loses():
     rows = found["where_lost"]
     losses = [row["loss"] for row in rows]
     assert len(rows) == 5 and losses == sorted(losses, reverse=True)
-    assert (rows[0]["played"], rows[0]["optimal"]) == (expected.where_lost(1)[0][:2])
+    first = expected.where_lost(1)[0]
+    assert (rows[0]["action"], rows[0]["optimal_action"]) == (first.action, first.optimal_action)
+    assert rows[0]["observation"] == list(first.observation)
     assert 0 < sum(losses) <= found["gap"] + 1e-9
     optimal = cli_json("evaluate", *YAHTZEE_THREE_BOXES, "--policy", "optimal")
     assert optimal["gap"] == pytest.approx(0.0, abs=1e-9) and optimal["agreement"] == 1.0
+    assert optimal["where_lost"] == []  # nothing lost beyond round-off
 
 
 def test_exploitability_and_equilibrium_agree_with_the_library():

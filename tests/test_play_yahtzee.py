@@ -139,7 +139,7 @@ def test_a_scripted_game_ends_with_the_sum_of_its_rewards_and_the_solutions_valu
     rewards, lost = [], 0.0
     for block, action in zip(blocks, chosen, strict=True):
         state = env.unwrapped.state
-        values = solution.action_values(TurnState(*state[:3]), state.dice, state.rolls_left)
+        values = solution.turn_action_values(TurnState(*state[:3]), state.dice, state.rolls_left)
         rows = [ROW.match(line).groups() for line in block.splitlines() if ROW.match(line)]
         shown = {int(a): float(v) for a, v, _ in rows}
         assert sorted(shown) == np.flatnonzero(info["action_mask"]).tolist()

@@ -51,8 +51,9 @@ def test_evaluation_read_by_observation():
     mapping = score.by_observation("losses")
     assert grid.shape == tuple(score.observation_nvec)
     assert np.nansum(grid) == pytest.approx(score.gap, abs=1e-12)
-    assert mapping[24] == grid[24] == score.where_lost(1)[0][1]
-    assert score.where_lost(1)[0][0] == 24
+    lost = score.where_lost(1)[0]
+    assert mapping[24] == grid[24] == lost.loss
+    assert (lost.observation, lost.action, lost.optimal_action) == (24, 1, 0)  # rolls; stops
     actions = score.grid("actions")
     assert (actions[24], actions[25], actions[20]) == (1, 0, -1)  # roll, stop, unreachable
     assert np.isnan(grid[20]) and 20 not in mapping

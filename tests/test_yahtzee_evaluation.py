@@ -146,7 +146,7 @@ def test_compiled_sweep_equals_numpy_sweep(boxes, joker):
     """The compiled loops against their plain numpy oracle, every aggregate, on every reduced
     game with a deterministic, a stochastic and the optimal policy (chunks of 5 states)."""
     solution = optimal_solution(joker, boxes)
-    for policy in (POLICIES["any_action"], POLICIES["mixed"], solution.policy()):
+    for policy in (POLICIES["any_action"], POLICIES["mixed"], solution.batched_policy()):
         numpy = evaluate_yahtzee(policy, solution=solution, chunk=5, method="numpy")
         fast = evaluate_yahtzee(policy, solution=solution, chunk=5)
         for name in COMPARED:
@@ -160,7 +160,7 @@ def test_compiled_sweep_equals_numpy_sweep(boxes, joker):
 @pytest.mark.parametrize("boxes, joker", GAMES, ids=str)
 def test_optimal_policy_scores_the_optimum_on_reduced_games(boxes, joker):
     solution = optimal_solution(joker, boxes)
-    evaluation = evaluate_yahtzee(solution.policy(), solution=solution)
+    evaluation = evaluate_yahtzee(solution.batched_policy(), solution=solution)
     assert evaluation.value == pytest.approx(solution.value, abs=1e-9)
     assert evaluation.agreement == pytest.approx(1.0, abs=1e-12)
     assert np.abs(evaluation.losses_by_choice).sum() < 1e-9
@@ -189,10 +189,14 @@ def test_scoring_at_once_in_chance_and_where_it_loses():
     assert evaluation.value == pytest.approx(17.5, abs=1e-12)
     assert evaluation.gap == pytest.approx(70 / 3 - 17.5, abs=1e-12)
     assert evaluation.losses_by_turn[0, 0] == pytest.approx(evaluation.gap, abs=1e-12)
-    lost = evaluation.where_lost(1)[0]
+    lost = evaluation.lost_by_choice(1)[0]
     assert lost[:2] == ("chance", "reroll")
     assert evaluation.losses_by_choice[CHOICES.index("chance"), 0] == pytest.approx(lost[2])
     assert lost[2] == pytest.approx(evaluation.gap, abs=1e-12)
+    # Decision by decision: Chance played on each first roll the optimum rerolls.
+    decisions = evaluation.where_lost(20)
+    assert {loss.action for loss in decisions} == {44} and len(decisions) == 20
+    assert all(loss.optimal_action < 32 and loss.observation[6] == 2 for loss in decisions)
     assert evaluation.decisions_asked == 3 * 252
 
 
@@ -206,11 +210,11 @@ def test_batched_action_values_equal_one_at_a_time():
     states = [(int(filled[i]), int(upper[i]), bool(flag[i])) for i in rows]
     obs = np.array([observation_of((*s, d, r)) for s, d, r in zip(states, dice, left, strict=True)])
     want = np.array(
-        [solution.action_values(s, d, r) for s, d, r in zip(states, dice, left, strict=True)]
+        [solution.turn_action_values(s, d, r) for s, d, r in zip(states, dice, left, strict=True)]
     )
     np.testing.assert_allclose(solution.action_values_batch(obs), want, atol=1e-12)
     best = np.nanargmax(want, axis=1)
-    np.testing.assert_array_equal(solution.policy().batch(obs), best)
+    np.testing.assert_array_equal(solution.batched_policy().batch(obs), best)
 
 
 def test_bad_input_is_refused():
@@ -278,6 +282,6 @@ def test_optimal_policy_scores_the_optimum_on_the_full_game(verhoeff_solution):
     """The full game once: the batched optimal policy, asked for every decision state (215
     million; about 2 minutes on a loaded machine, most of it the policy parsing them)."""
     solution = verhoeff_solution
-    evaluation = evaluate_yahtzee(solution.policy(), solution=solution)
+    evaluation = evaluate_yahtzee(solution.batched_policy(), solution=solution)
     assert evaluation.value == pytest.approx(solution.value, abs=1e-9)
     assert evaluation.agreement == pytest.approx(1.0, abs=1e-12)

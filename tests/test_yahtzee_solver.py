@@ -106,13 +106,13 @@ def test_action_values_equal_plain_recursion_in_every_situation_of_a_turn():
     for state in states:
         for faces in [(4, 4, 4, 4, 4), (1, 2, 2, 4, 4), (3, 3, 3, 5, 5), (1, 2, 3, 4, 6)]:
             for rolls_left in (0, 1, 2):
-                got = solution.action_values(state, dice_index(faces), rolls_left)
+                got = solution.turn_action_values(state, dice_index(faces), rolls_left)
                 want = plain.action_values(state, faces, rolls_left)
                 for bits in range(32):  # a duplicate reroll is NaN in the solution
                     if not yz.REROLL_LEGAL[dice_index(faces), bits]:
                         want[bits] = np.nan
                 np.testing.assert_allclose(got, want, atol=1e-9, equal_nan=True)
-                value = solution.value_at(state, dice_index(faces), rolls_left)
+                value = solution.turn_value(state, dice_index(faces), rolls_left)
                 assert value == pytest.approx(np.nanmax(want), abs=1e-9)
 
 
@@ -142,7 +142,7 @@ def test_full_game_late_states_equal_plain_recursion(verhoeff_solution):
         assert got == pytest.approx(plain.value(state), abs=1e-9)
         faces = (5, 5, 5, 5, 5)
         np.testing.assert_allclose(
-            verhoeff_solution.action_values(state, dice_index(faces), 0)[32:],
+            verhoeff_solution.turn_action_values(state, dice_index(faces), 0)[32:],
             plain.action_values(state, faces, 0)[32:],
             atol=1e-9,
         )
@@ -161,8 +161,8 @@ def test_forced_and_free_optima(joker, verhoeff_solution):
 def test_bad_queries_raise():
     solution = solve_yahtzee(boxes=["chance"])
     with pytest.raises(ValueError, match="rolls_left"):
-        solution.value_at(solution.model.start, 0, 3)
+        solution.turn_value(solution.model.start, 0, 3)
     with pytest.raises(ValueError, match="dice"):
-        solution.action_values(solution.model.start, 252, 0)
+        solution.turn_action_values(solution.model.start, 252, 0)
     with pytest.raises(ValueError, match="game is over"):
         solution.turn((yz.FULL_CARD, 0, False))

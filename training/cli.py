@@ -140,19 +140,9 @@ def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
     )
     result = {"env_id": args.env_id, "kwargs": kwargs, "policy": args.policy}
     result.update(evaluation.as_dict())
-    result["where_lost"] = [where_lost_row(row) for row in evaluation.where_lost(args.where_lost)]
+    result["where_lost"] = [loss.as_dict() for loss in evaluation.where_lost(args.where_lost)]
     result["seconds"] = time.perf_counter() - start
     return result
-
-
-def where_lost_row(row: tuple) -> dict[str, Any]:
-    """One row of `where_lost`: (observation, loss) of a tabulated game, (what the policy
-    played, what the optimum plays, loss) of Yahtzee's aggregate."""
-    if len(row) == 3:
-        played, optimal, loss = row
-        return {"played": played, "optimal": optimal, "loss": loss}
-    observation, loss = row
-    return {"observation": observation, "loss": loss}
 
 
 def _exploitability(args: argparse.Namespace) -> dict[str, Any]:

@@ -87,7 +87,7 @@ def ranked_actions(
     """The legal actions (`mask`) with their exact values to go, best first (ties: the lower
     action number first)."""
     card = TurnState(state.filled, state.upper, state.yahtzee50)
-    values = solution.action_values(card, state.dice, state.rolls_left)
+    values = solution.turn_action_values(card, state.dice, state.rolls_left)
     legal = np.flatnonzero(mask)
     return sorted(((int(a), float(values[a])) for a in legal), key=lambda pair: (-pair[1], pair[0]))
 

@@ -152,12 +152,13 @@ def where_lost() -> str:
         "|---|---|---|---|---|",
     ]
     top = score.where_lost(5)
-    for obs, loss in top:
-        action = int(score.by_observation("actions")[obs])
+    for lost in top:
+        obs, action = lost.observation, lost.action
         given_up = best.value_at(obs) - best.action_values(obs)[action]
         name = ("stop", "roll")[action]
-        lines.append(_row(obs, name, _number(visits[obs], 4), _number(given_up, 4), _number(loss)))
-    shown = sum(loss for _, loss in top)
+        row = (_number(visits[obs], 4), _number(given_up, 4), _number(lost.loss))
+        lines.append(_row(obs, name, *row))
+    shown = sum(lost.loss for lost in top)
     lines += [
         "",
         f"These five sums lose {_number(shown)} of the gap {_number(score.gap)} "

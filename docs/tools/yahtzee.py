@@ -7,7 +7,7 @@ Run alone, it rewrites only the "game" section of OUT/games/yahtzee.md (with the
 it) and its figures in OUT/images/; `make solve` (`python -m docs.tools.solve`) writes the same
 section among every game's. The named policies are scored by the full-game exact evaluation
 (`baselines.evaluate`, minutes each); the simulation plays the batched optimal policy
-(`YahtzeeSolution.policy()`) in the native vector env.
+(`YahtzeeSolution.batched_policy()`) in the native vector env.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def simulate_optimal_scores(
     boxes = [BOX_NAMES[b] for b in model.boxes]
     width = min(games, batch)
     env = YahtzeeVectorEnv(num_envs=width, joker=model.joker, boxes=boxes)
-    policy = solution.policy()
+    policy = solution.batched_policy()
     scores = np.zeros(games)
     for lo in range(0, games, width):
         count = min(width, games - lo)
@@ -170,7 +170,7 @@ def where_lost_table(evaluations: dict, count: int = 4) -> str:
         by_decision = evaluation.losses_by_turn.sum(axis=0)
         split = ", ".join(f"{d}: {v:.2f}" for d, v in zip(DECISIONS, by_decision, strict=True))
         rows.append([name, "(every decision)", "", f"{evaluation.gap:.2f}", "100 %", split])
-        for played, optimal, lost in evaluation.where_lost(count):
+        for played, optimal, lost in evaluation.lost_by_choice(count):
             if lost < 0.005:  # shown as 0.00: nothing lost there
                 break
             share = f"{100 * lost / evaluation.gap:.1f} %"
@@ -245,8 +245,9 @@ def _scores_text(scores: np.ndarray, solution: YahtzeeSolution, seed: int, secon
         f"{q}th {v:.0f}" for q, v in zip(levels, np.percentile(scores, levels), strict=True)
     )
     return (
-        f"{len(scores):,} games of the batched optimal policy (`YahtzeeSolution.policy()`) in "
-        f"the native vector env ({game_label(solution)}, seed {seed}, {seconds:.0f} s): "
+        f"{len(scores):,} games of the batched optimal policy "
+        f"(`YahtzeeSolution.batched_policy()`) in the native vector env "
+        f"({game_label(solution)}, seed {seed}, {seconds:.0f} s): "
         f"sample mean {mean:.3f} ± {error:.3f} (standard error) against the exact "
         f"{solution.value:.4f} ({(mean - solution.value) / error:+.1f} standard errors); "
         f"standard deviation {scores.std(ddof=1):.1f} points; percentiles {quantiles}; "
