@@ -2,6 +2,7 @@
 (docs/tools) or the benchmarks, or finds the repository's README through its own path."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,47 @@ def test_the_tools_and_benchmarks_are_not_installed():
     found = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert found["packages"]["find"]["include"] == [f"{p}*" for p in LIBRARY]
     assert not (ROOT / "docs" / "__init__.py").exists()  # docs/ stays a plain folder
+
+
+ENV_ID = re.compile(r"^[\w.-]+/[A-Z]\w*-v\d+$")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+        ):
+            found.add(id(body[0].value))
+    return found
+
+
+def _entries(tree: ast.AST) -> set[int]:
+    """The string constants inside top-level `register_game(...)` calls."""
+    found = set()
+    for node in getattr(tree, "body", []):
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "register_game":
+            found |= {id(n) for n in ast.walk(call) if isinstance(n, ast.Constant)}
+    return found
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_env_id_appears_in_the_library_outside_the_registration_entries(path):
+    """Everything a consumer needs of a game comes from its registration entry: no dict, `if`
+    or constant of the library names an env id (docstrings and examples aside)."""
+    tree = ast.parse(path.read_text())
+    allowed = _docstrings(tree) | _entries(tree)
+    named = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and ENV_ID.match(node.value)
+        and id(node) not in allowed
+    ]
+    assert not named, f"{path.relative_to(ROOT)} names {named}"

@@ -10,14 +10,14 @@ import pytest
 
 import baselines
 from baselines.heuristics import TIJMS_RED_BLACK_THRESHOLDS, heuristic, red_black_thresholds
-from baselines.stopping import (
+from dice_envs import make_model
+from docs.tools.stopping_rules import (
     CARDS,
     DIE,
     die_stop_faces,
     effective_thresholds,
     red_black_stop_leads,
 )
-from dice_envs import make_model
 
 COIN = "dice_envs/ChowRobbins-v0"
 

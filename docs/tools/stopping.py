@@ -30,7 +30,7 @@ SEED_DIE_VALUES = {1: 3.5, 2: 4.25, 3: 4.67, 4: 4.944, 5: 5.129}
 def die_and_cards_section(out: Path) -> str:
     """Tijms's die game (values and rule per rolls left) and card game (E(26, 26) and the
     thresholds beta_k, next to his), with a plot of the thresholds."""
-    from baselines.stopping import (
+    from docs.tools.stopping_rules import (
         CARDS,
         DIE,
         die_stop_faces,

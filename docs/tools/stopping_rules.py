@@ -1,5 +1,5 @@
 """The structure of Tijms's stopping games read off exact solutions: the die game's rule per
-rolls left and the card game's thresholds, for tables, plots and tests.
+rolls left and the card game's thresholds, for their pages (docs.tools.stopping) and tests.
 
 Source: H. Tijms, "Stochastic games and dynamic programming", Asia Pacific Mathematics
 Newsletter (2012).
