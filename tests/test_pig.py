@@ -237,3 +237,47 @@ def test_loaded_dice_solve_and_agree_with_value_iteration(die, goal, opponent):
     np.testing.assert_allclose(baselines.on_states(fast, generic.mdp).q, generic.q, atol=1e-9)
     if opponent == "optimal":
         assert fast.value == pytest.approx(two_player_optimum(goal, die).value, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"goal": 12}, {"goal": 9, "die_probs": (0.3, 0.0, 0.1, 0.25, 0.0, 0.35)}],
+    ids=["fair", "uneven"],
+)
+def test_sample_step_is_transitions_exactly_driven_by_chosen_uniforms(kwargs):
+    """Every outcome branch of `sample_step` (a 1, a gain, a win, a hold; for each mover), hit
+    with a uniform chosen inside each face's interval: the outcomes, weighted by their
+    intervals, are `transitions` entry for entry."""
+    import functools
+    from bisect import bisect_right
+
+    from dice_envs.games.base import reachable_states
+    from dice_envs.games.pig import Pig
+
+    model = Pig(**kwargs)
+    edges = [0.0, *model._face_bounds, 1.0]
+    intervals = [(lo, hi) for lo, hi in zip(edges, edges[1:], strict=False) if hi > lo]
+    assert [bisect_right(model._face_bounds, (lo + hi) / 2) for lo, hi in intervals] == sorted(
+        {bisect_right(model._face_bounds, (lo + hi) / 2) for lo, hi in intervals}
+    )  # one interval per face the die can show
+    checked = 0
+    for state in reachable_states(model):
+        for action in model.legal_actions(state):
+            expected: dict = {}
+            for prob, after, reward, terminal in model.transitions(state, action):
+                key = (after, reward, terminal)
+                expected[key] = expected.get(key, 0.0) + prob
+            sampled: dict = {}
+            for lo, hi in intervals:
+                uniform = functools.partial(float, (lo + hi) / 2)  # the one draw, chosen
+                after, reward, terminal, _ = model.sample_step(state, action, uniform)
+                key = (after, reward, terminal)
+                weight = 1.0 if action == HOLD and state[3] > 0 else hi - lo
+                sampled[key] = sampled.get(key, 0.0) + weight
+                if weight == 1.0:
+                    break
+            assert sampled.keys() == expected.keys(), (state, action)
+            for key, prob in expected.items():
+                assert sampled[key] == pytest.approx(prob, abs=1e-15), (state, action, key)
+            checked += 1
+    assert checked > 100
