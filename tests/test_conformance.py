@@ -106,3 +106,11 @@ def test_the_equilibrium_answers_the_same_interface():
     assert isinstance(found, GameSolution)
     batch = visited_observations(env_id, small(env_id), count=10)
     np.testing.assert_allclose(found.values_at(batch), [found.value_at(one(r)) for r in batch])
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_every_model_names_its_game_and_arguments_in_its_repr(env_id):
+    """Pages, reports and messages print models: an object address would leak into them."""
+    for kwargs in GAMES[env_id].examples:
+        shown = repr(make_model(env_id, **kwargs))
+        assert " at 0x" not in shown and "object" not in shown, shown
