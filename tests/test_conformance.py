@@ -113,4 +113,4 @@ def test_every_model_names_its_game_and_arguments_in_its_repr(env_id):
     """Pages, reports and messages print models: an object address would leak into them."""
     for kwargs in GAMES[env_id].examples:
         shown = repr(make_model(env_id, **kwargs))
-        assert " at 0x" not in shown and "object" not in shown, shown
+        assert " at 0x" not in shown and "(" in shown, shown
