@@ -70,12 +70,16 @@ report: venv
 # published optimum: make bench fails if it is not reproduced). benchmarks.sampled_gap writes
 # docs/results/sampled_gap.md (exact Yahtzee evaluations of eight policies, minutes each); it
 # fails if no Yahtzee policy within 10 % of the optimum has its sampled gap 5 times less noisy.
+# The commit whose solves, evaluations and env steps benchmarks.against_base compares with:
+# the code before issue 42's one interface for every game.
+BENCH_BASE ?= c0d3334
 bench: venv
 	$(BIN)/pip install --quiet 'shimmy[openspiel]>=2.0'
 	$(BIN)/python -m benchmarks.library
 	$(BIN)/python -m benchmarks.qlearning
 	$(BIN)/python -m benchmarks.yahtzee
 	$(BIN)/python -m benchmarks.sampled_gap
+	$(BIN)/python -m benchmarks.against_base --base $(BENCH_BASE)
 
 # `pip install .` (not editable) into a fresh virtual environment in a temp folder, checked
 # from outside the repository: gym.make, make_vec, solve, evaluate, version, LICENSE.
