@@ -5,6 +5,8 @@ last (smallest) example; the full Yahtzee solve through the command line runs on
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -114,3 +116,102 @@ def test_every_model_names_its_game_and_arguments_in_its_repr(env_id):
     for kwargs in GAMES[env_id].examples:
         shown = repr(make_model(env_id, **kwargs))
         assert " at 0x" not in shown and "(" in shown, shown
+
+
+# One process per game runs every subcommand in turn (importing the command line takes
+# seconds): JSON in (id, arguments, named policy, whether to register the toy games first),
+# each subcommand's exit status and output out.
+EVERY_SUBCOMMAND = """
+import io, json, sys
+sys.path.insert(0, sys.argv[2])
+from dice_envs_cli import main
+env_id, pairs, named, toy = json.loads(sys.argv[1])
+if toy:
+    from dice_envs import register_game
+    from toy_games import CoinRaceVersus, ToyStop
+    register_game("toy/ToyStop-v0", ToyStop, [{}], policies=["stop-at-1"])
+    register_game("toy/CoinRace-v0", CoinRaceVersus, [{}], policies=["walk"])
+from dice_envs import GAMES
+players = GAMES[env_id].players
+runs = {
+    "games": ["games", "--json"],
+    "solve": ["solve", env_id, *pairs, "--json"],
+    "optimal": ["evaluate", env_id, *pairs, "--policy", "optimal", "--where-lost", "3", "--json"],
+    "named": ["evaluate", env_id, *pairs, "--policy", named, "--where-lost", "3", "--json"],
+}
+if players != "one":
+    runs["exploitability"] = ["exploitability", env_id, *pairs, "--policy", named, "--json"]
+if GAMES[env_id].equilibrium_solver:
+    runs["equilibrium"] = ["equilibrium", env_id, *pairs, "--json"]
+found = {}
+for name, argv in runs.items():
+    out = io.StringIO()
+    found[name] = [main(argv, out=out), out.getvalue()]
+out = io.StringIO()
+found["play"] = [main(["play", env_id, *pairs, "--seed", "0"], stdin=io.StringIO("q\\n"), out=out),
+                 out.getvalue()]
+print(json.dumps(found))
+"""
+
+
+def _pairs(kwargs: dict) -> list[str]:
+    return [f"{key}={value!r}" for key, value in kwargs.items()]
+
+
+def _named(env_id: str, kwargs: dict) -> str:
+    names = GAMES[env_id].policies or policy_names(env_id, **kwargs)
+    return next(n for n in names if "K" not in n and "optimal" not in n)
+
+
+def every_subcommand(env_id: str, kwargs: dict, named: str, toy: bool = False) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", EVERY_SUBCOMMAND,
+         json.dumps([env_id, _pairs(kwargs), named, toy]), str(Path(__file__).parent)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    for name, (status, text) in found.items():
+        assert status == 0, (name, text)
+    return {
+        name: (text if name == "play" else json.loads(text.strip().splitlines()[-1]))
+        for name, (_, text) in found.items()
+    }
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_every_subcommand_runs_on_every_game(env_id):
+    kwargs = small(env_id)
+    found = every_subcommand(env_id, kwargs, _named(env_id, kwargs))
+    solution = baselines.solve(env_id, **kwargs)
+    assert found["solve"]["value"] == pytest.approx(solution.value, abs=1e-9)
+    assert found["optimal"]["gap"] == pytest.approx(0.0, abs=1e-9)
+    assert found["optimal"]["where_lost"] == []
+    named = found["named"]
+    assert named["gap"] >= -1e-9 and len(named["where_lost"]) <= 3
+    for row in named["where_lost"]:
+        assert set(row) == {"observation", "action", "optimal_action", "loss"}
+    assert env_id in {game["env_id"] for game in found["games"]["games"]}
+    assert found["play"]  # it showed the game before the person quit
+
+
+def test_a_toy_game_registered_outside_the_packages_runs_every_subcommand():
+    found = every_subcommand("toy/ToyStop-v0", {}, "stop-at-1", toy=True)
+    # ToyStop by hand: the optimum stops on a 3 (else rolls: mean 2): (1/3) 3 + (2/3) 2 = 7/3.
+    assert found["solve"]["value"] == pytest.approx(7 / 3, abs=1e-12)
+    assert found["named"]["value"] == pytest.approx(2.0, abs=1e-12)  # stops on anything
+    race = every_subcommand("toy/CoinRace-v0", {}, "walk", toy=True)
+    assert "exploitability" in race and race["exploitability"]["value"] >= 0
+
+
+def test_the_full_yahtzee_solve_through_the_command_line():
+    done = subprocess.run(
+        [str(SCRIPT), "solve", "dice_envs/Yahtzee-v0", "joker='verhoeff'", "--json"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    # T. Verhoeff, "Optimal solitaire Yahtzee player" (1999), and J. Glenn, "An optimal
+    # strategy for Yahtzee" (2006): 254.5896 under Verhoeff's joker reading.
+    assert round(found["value"], 4) == 254.5896
+    assert found["states"] == 536_320 and found["seconds"] > 0
