@@ -138,10 +138,11 @@ QLEARNING_CASES = [
     ("initial_q", True, "hyperparams.initial_q must be a number, got True"),
 ]
 TOP_CASES = [
-    ("seeds", [-1], ": seeds[0] must be an integer >= 0, got -1"),
+    ("seeds", [-1], ": seeds[0] must be an integer >= 0 and < 2**32 (numpy's limit), got -1"),
+    ("seeds", [2**32], ": seeds[0] must be an integer >= 0 and < 2**32 (numpy's limit), got 4294"),
     ("seeds", [0, 0], ": seeds must not repeat a seed, got 0 twice in [0, 0]"),
     ("seeds", [], ": seeds must be a non-empty list of integers >= 0, got []"),
-    ("budgets.full.seeds", [3, True], "budgets.full.seeds[1] must be an integer >= 0, got True"),
+    ("budgets.full.seeds", [3, True], "budgets.full.seeds[1] must be an integer >= 0 and < 2**32"),
     ("budgets.quick.eval_every", 2000, "budgets.quick.eval_every must be <= timesteps (1000)"),
     ("budgets.full.timesteps", 0, "budgets.full.timesteps must be an integer >= 1, got 0"),
     ("evaluation.episodes", -1, "evaluation.episodes must be an integer >= 0, got -1"),

@@ -1,4 +1,4 @@
-"""Run configs: YAML files in the style of rl-baselines3-zoo, checked key by key.
+"""Run configs: YAML files in the style of rl-baselines3-zoo, checked by pydantic models.
 
 A config names the env and its keyword arguments, the algorithm, its hyperparameters, the
 seeds, and two budgets (`quick` and `full`) of environment steps and evaluation points:
@@ -14,81 +14,74 @@ seeds, and two budgets (`quick` and `full`) of environment steps and evaluation 
       quick: {timesteps: 300000, eval_every: 30000}
       full: {timesteps: 3000000, eval_every: 100000, seeds: [0, 1, 2, 3, 4]}
 
-Every value is checked for type and range before any training starts; a bad one raises a
+Every value is checked for type and range before any training starts (strict pydantic
+models: no key unknown to them, no coercion, no bool for a number); a bad one raises a
 one-line `ConfigError` that starts with the config's path and names the full key, e.g.
 `configs/pig/ppo.yaml: hyperparams.n_epochs must be an integer >= 1, got -3`.
 
 Hyperparameters resolve to plain data (numbers, strings, lists, dicts), never to library
 objects:
 
-- Q-learning: `gamma` and `initial_q` floats; `epsilon` a dict {start, end, fraction};
-  `learning_rate` that dict, {power} or {power, offset}. A number,
+- Q-learning (`QLearningParams`): `gamma` and `initial_q` floats; `epsilon` a dict {start,
+  end, fraction}; `learning_rate` that dict, {power} or {power, offset}. A number,
   `{schedule: constant, value: X}` and `{schedule: linear, start, end, fraction}` all resolve
   to {start, end, fraction}.
-- PPO: only the keys of `PPO_CHECKS`, plus the defaults of `PPO_DEFAULTS`; SB3's defaults
-  apply to the keys not given. `learning_rate` and `clip_range` resolve to a float (a number
-  or `{schedule: constant, value: X}`) or to {"schedule": "linear", "start", "end",
-  "fraction"}; `policy_kwargs.activation_fn` stays a name such as 'relu'.
+- PPO (`PPOParams`): only the keys given, plus our own keys (`PPO_OWN_KEYS`) with their
+  defaults; SB3's defaults apply to the keys not given. `learning_rate` and `clip_range`
+  resolve to a float (a number or `{schedule: constant, value: X}`) or to {"schedule":
+  "linear", "start", "end", "fraction"}; `policy_kwargs.activation_fn` stays a name such as
+  'relu'.
 """
-
-from __future__ import annotations
 
 import copy
 import math
 import re
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, Union
 
 import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    WrapValidator,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from dice_envs import env_ids, make_model
 from dice_envs.registration import game, game_slug
 
 ALGOS = ("qlearning", "ppo")
 BUDGETS = ("quick", "full")
-TOP_KEYS = {
-    "env_id",
-    "env_kwargs",
-    "algo",
-    "seeds",
-    "evaluation",
-    "hyperparams",
-    "budgets",
-    "selfplay",
-}
-BUDGET_KEYS = {"timesteps", "eval_every", "seeds"}
-EVALUATION_KEYS = {"episodes", "exploitability"}
-# Self-play (two-player games): Q-learning plays both seats with one table (no keys); PPO plays
-# against a pool of its own past policies, the `pool` latest evaluation points, kept as their
-# greedy actions or as the action probabilities PPO plays (`policies`; a game whose optimum
-# mixes, such as Simultaneous Hog, needs the latter).
-SELFPLAY_KEYS = {"qlearning": {"starts"}, "ppo": {"pool", "policies"}}
+# Self-play (two-player games): Q-learning plays both seats with one table; PPO plays against
+# a pool of its own past policies, the `pool` latest evaluation points, kept as their greedy
+# actions or as the action probabilities PPO plays (`policies`; a game whose optimum mixes,
+# such as Simultaneous Hog, needs the latter).
 SELFPLAY_POOL = 5
 SELFPLAY_POLICIES = ("greedy", "stochastic")
 # Where self-play Q-learning starts its games: "anywhere" (every position the game can reach,
 # uniformly: exploring starts) or "start" (the game's start only).
 SELFPLAY_STARTS = ("anywhere", "start")
 SCHEDULES = ("constant", "linear")
-LINEAR_KEYS = {"schedule", "start", "end", "fraction"}
-QLEARNING_KEYS = {"gamma", "learning_rate", "epsilon", "initial_q", "n_envs"}
 # Copies of the env Q-learning steps at once, unless a config says otherwise: at the quick
 # budget 512 copies reach the gaps of one copy in a fraction of its time (`make bench`).
 QLEARNING_N_ENVS = 512
 OBS_ENCODINGS = ("onehot", "normalized")
 ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu")
-POLICY_KWARGS_KEYS = {"net_arch", "activation_fn"}
-# Keys of ours for PPO, always present in a resolved config.
-PPO_DEFAULTS = {
-    "n_envs": 8,
-    "obs_encoding": "onehot",
-    "reward_scale": 1.0,
-    "masked": "auto",
-    "vec_env": "native",
-}
 # How PPO's copies of the env are stepped: the native vector env through its SB3 adapter, or
 # SB3's DummyVecEnv over gym.make (a Python loop over the copies).
 VEC_ENVS = ("native", "dummy")
+# Keys of ours for PPO (training.ppo.OWN_KEYS), always present in a resolved config.
+PPO_OWN_KEYS = ("n_envs", "obs_encoding", "reward_scale", "masked", "vec_env")
 # SB3's defaults for PPO and MaskablePPO, needed to check batch_size when these are not given.
 SB3_N_STEPS, SB3_BATCH_SIZE = 2048, 64
 # Arguments of SB3's PPO that a config may not set: unsupported here, or set by the trainer.
@@ -107,14 +100,6 @@ SB3_UNSUPPORTED = {
 }
 # numpy's legacy seeding (SB3's set_random_seed) refuses larger seeds.
 SEED_LIMIT = 2**32
-
-# A range for numbers: how a message states it, and its test.
-Bound = tuple[str, Callable[[float], bool]]
-POSITIVE: Bound = ("> 0", lambda x: x > 0)
-NON_NEGATIVE: Bound = (">= 0", lambda x: x >= 0)
-UNIT: Bound = ("in [0, 1]", lambda x: 0 <= x <= 1)
-UNIT_OPEN_LOW: Bound = ("in (0, 1]", lambda x: 0 < x <= 1)
-ANY: Bound = ("", lambda x: True)
 
 
 class ConfigError(ValueError):
@@ -148,168 +133,12 @@ def has_budget(path: str | Path, budget: str) -> bool:
     return True
 
 
-def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> dict[str, Any]:
-    """Check a config mapping and return it resolved for `budget`."""
-    env_kwargs, model = _check_game(raw, source)
-    chosen = _check_budgets(raw, budget, source)
-    seeds = chosen.get("seeds", raw.get("seeds", [0]))
-    episodes, exploitability = _check_evaluation(raw, source)
-    two_player = hasattr(model, "opponent_policy")
-    simultaneous = getattr(getattr(model, "model", None), "simultaneous", False)
-    selfplay = _check_selfplay(raw, two_player, simultaneous, source)
-    if selfplay is not None:
-        exploitability = True  # the measure of a self-play agent
-    if exploitability and not two_player:
-        raise ConfigError(
-            f"{source}: evaluation.exploitability needs a two-player game (Pig, TwoDicePig, "
-            f"Hog, SimultaneousHog), not {raw['env_id']}"
-        )
-    if not game(raw["env_id"]).tables and episodes < 2:
-        raise ConfigError(
-            f"{source}: evaluation.episodes must be an integer >= 2 for {raw['env_id']} (the "
-            f"episodes of its sampled gap, which needs a standard error), got {episodes}"
-        )
-    hyperparams = _check_hyperparams(raw, selfplay, source)
-    resolved = {
-        "env_id": raw["env_id"],
-        "env_kwargs": copy.deepcopy(env_kwargs),
-        "algo": raw["algo"],
-        "budget": budget,
-        "timesteps": chosen["timesteps"],
-        "eval_every": chosen["eval_every"],
-        "seeds": list(seeds),
-        # Only what is switched on: a run's identity (its folder) stays what it was before.
-        "evaluation": {
-            "episodes": episodes,
-            **({"exploitability": True} if exploitability else {}),
-        },
-        "hyperparams": hyperparams,
-        "source": source,
-    }
-    if selfplay is not None:
-        resolved["selfplay"] = selfplay
-    return resolved
-
-
-def _check_game(raw: Any, source: str) -> tuple[dict, Any]:
-    """The top-level keys, env_id, algo and env_kwargs; returns (env_kwargs, the model)."""
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: a config must be a mapping, got {type(raw).__name__}")
-    _no_unknown(raw, TOP_KEYS, source)
-    for key in ("env_id", "algo", "hyperparams", "budgets"):
-        if key not in raw:
-            raise ConfigError(f"{source}: missing key '{key}'")
-    if not isinstance(raw["env_id"], str) or raw["env_id"] not in env_ids():
-        raise ConfigError(
-            f"{source}: env_id must be one of {list(env_ids())}, got {raw['env_id']!r}"
-        )
-    if raw["algo"] not in ALGOS:
-        raise ConfigError(f"{source}: algo must be one of {list(ALGOS)}, got {raw['algo']!r}")
-    env_kwargs = raw.get("env_kwargs") or {}
-    if not isinstance(env_kwargs, dict):
-        raise ConfigError(f"{source}: env_kwargs must be a mapping")
-    try:
-        model = make_model(raw["env_id"], **env_kwargs)
-    except (TypeError, ValueError) as error:
-        raise ConfigError(f"{source}: env_kwargs: {_one_line(error)}") from None
-    return env_kwargs, model
-
-
-def _check_budgets(raw: dict, budget: str, source: str) -> dict:
-    """The budget name, the seeds and every budget entry; returns the chosen entry."""
-    if budget not in BUDGETS:
-        raise ConfigError(f"budget must be one of {list(BUDGETS)}, got {budget!r}")
-    if "seeds" in raw:
-        _check_seeds(raw["seeds"], f"{source}: seeds")
-    budgets = raw["budgets"]
-    _no_unknown(budgets, set(BUDGETS), f"{source}: budgets")
-    if budget not in budgets:
-        raise ConfigError(f"{source}: budgets has no '{budget}' entry")
-    for name, entry in budgets.items():
-        _check_budget(entry, f"{source}: budgets.{name}")
-    return budgets[budget]
-
-
-def _check_evaluation(raw: dict, source: str) -> tuple[int, bool]:
-    """The evaluation section; returns (episodes, whether exploitability is asked for)."""
-    evaluation = raw.get("evaluation")
-    evaluation = {} if evaluation is None else evaluation
-    _no_unknown(evaluation, EVALUATION_KEYS, f"{source}: evaluation")
-    episodes = _integer(evaluation.get("episodes", 300), f"{source}: evaluation.episodes", 0)
-    exploitability = evaluation.get("exploitability", False)
-    if not isinstance(exploitability, bool):
-        raise ConfigError(
-            f"{source}: evaluation.exploitability must be true or false, got {exploitability!r}"
-        )
-    return episodes, exploitability
-
-
-def _check_hyperparams(raw: dict, selfplay: dict | None, source: str) -> dict:
-    """The algorithm's hyperparameters, checked and completed, with self-play's demands."""
-    hyperparams = raw["hyperparams"]
-    hyperparams = {} if hyperparams is None else hyperparams
-    if not isinstance(hyperparams, dict):
-        raise ConfigError(f"{source}: hyperparams must be a mapping, got {hyperparams!r}")
-    if raw["algo"] == "qlearning":
-        hyperparams = _check_qlearning(hyperparams, f"{source}: hyperparams")
-        if selfplay is not None and hyperparams["gamma"] != 1.0:
-            raise ConfigError(
-                f"{source}: hyperparams.gamma must be 1.0 for self-play (values are win "
-                f"probabilities), got {hyperparams['gamma']}"
-            )
-        if selfplay is not None and hyperparams.get("n_envs", QLEARNING_N_ENVS) < 2:
-            raise ConfigError(f"{source}: hyperparams.n_envs must be >= 2 for self-play")
-    else:
-        hyperparams = _check_ppo(hyperparams, f"{source}: hyperparams")
-        if selfplay is not None and hyperparams["vec_env"] != "native":
-            raise ConfigError(
-                f"{source}: hyperparams.vec_env must be native for self-play, "
-                f"got {hyperparams['vec_env']!r}"
-            )
-    return hyperparams
-
-
-def _check_selfplay(
-    raw: dict, two_player: bool, simultaneous: bool, source: str
-) -> dict[str, Any] | None:
-    if "selfplay" not in raw:
-        return None
-    where = f"{source}: selfplay"
-    selfplay = raw["selfplay"]
-    if not isinstance(selfplay, dict):
-        raise ConfigError(
-            f"{where} must be a mapping (Q-learning: {{starts: anywhere}}, PPO: {{pool: 5}}), "
-            f"got {selfplay!r}"
-        )
-    _no_unknown(selfplay, SELFPLAY_KEYS[raw["algo"]], where)
-    if not two_player:
-        raise ConfigError(
-            f"{where} needs a two-player game (Pig, TwoDicePig, Hog, SimultaneousHog)"
-        )
-    if raw["algo"] == "ppo":
-        resolved = {"pool": _integer(selfplay.get("pool", SELFPLAY_POOL), f"{where}.pool", 1)}
-        policies = selfplay.get("policies", "greedy")
-        if policies not in SELFPLAY_POLICIES:
-            raise ConfigError(
-                f"{where}.policies must be one of {list(SELFPLAY_POLICIES)}, got {policies!r}"
-            )
-        if policies != "greedy":  # only what differs from before: run identities stay
-            resolved["policies"] = policies
-        return resolved
-    if simultaneous:
-        raise ConfigError(
-            f"{where}: self-play Q-learning plays alternating moves; {raw['env_id']} is "
-            "simultaneous (use PPO with selfplay.policies: stochastic)"
-        )
-    starts = selfplay.get("starts", "anywhere")
-    if starts not in SELFPLAY_STARTS:
-        raise ConfigError(f"{where}.starts must be one of {list(SELFPLAY_STARTS)}, got {starts!r}")
-    return {"starts": starts}
-
-
 def check_seed(seed: Any) -> int:
     """A seed given on its own (the CLI's `--seed`): an integer >= 0."""
-    return _check_one_seed(seed, "seed")
+    try:
+        return _ONE_SEED.validate_python(seed, strict=True)
+    except ValidationError as error:
+        raise ConfigError(_explained(error, "seed")) from None
 
 
 game_name = game_slug  # the configs/ folder name of an env id
@@ -356,250 +185,404 @@ def _number_hint(text: str, number: float, integer: bool) -> str:
     return f"a quoted number is a string: write {fixed} without quotes"
 
 
-def _no_unknown(mapping: Any, allowed: set[str], where: str) -> None:
-    if not isinstance(mapping, dict):
-        raise ConfigError(f"{where} must be a mapping, got {mapping!r}")
-    unknown = sorted(set(mapping) - allowed, key=str)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key '{unknown[0]}'; allowed: {sorted(allowed)}")
+def _error(message: str) -> PydanticCustomError:
+    """An error of ours: its message is final (`_explained` only puts the key path first)."""
+    return PydanticCustomError("config", "{message}", {"message": message})
 
 
-def _missing(mapping: dict, key: str, where: str, why: str = "") -> Any:
-    if key not in mapping:
-        raise ConfigError(f"{where}: missing key '{key}'{why}")
-    return mapping[key]
+# The tags of the unions below (a number or a schedule mapping, ...): pydantic puts them in an
+# error's location, between the keys.
+_TAGS = {"number", "constant", "linear", "visits", "layers", "arch"}
 
 
-# Values
+def _explained(error: ValidationError, whole: str) -> str:
+    """pydantic's first error as `key.path must be ...` or `key.path: missing key 'x'`."""
+    first = error.errors()[0]
+    loc = [part for part in first["loc"] if part not in _TAGS]
+    message = first["msg"]
+    if first["type"] == "missing":
+        *loc, key = loc
+        message = f"missing key '{key}'"
+    path = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+    if message.startswith("must"):
+        return f"{path[1:] or whole} {message}"
+    return f"{path[1:]}: {message}" if path else message
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+# Values: pydantic's types and constraints, each with the rule a message states.
 
 
-def _integer(value: Any, where: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{where} must be an integer >= {minimum}, {_got(value, True)}")
-    return value
+def _rule(rule: str, integer: bool = False) -> WrapValidator:
+    """pydantic's own error for a value replaced by `must be <rule>, got <value>`."""
+
+    def check(value: Any, handler: Any) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as error:
+            kind = error.errors()[0]["type"]
+            if kind == "config":  # a part's own message (seeds[1]), or a check of ours
+                raise
+            finite = " (finite)" if kind == "finite_number" else ""
+            raise _error(f"must be {rule}{finite}, {_got(value, integer)}") from None
+
+    return WrapValidator(check)
 
 
-def _number(value: Any, where: str, bound: Bound = ANY, alternative: str = "") -> float:
-    """A finite int or float (not a bool) within `bound`, as a float."""
-    text, test = bound
-    rule = f"a number {text}".rstrip() + alternative
-    if not _is_number(value):
-        raise ConfigError(f"{where} must be {rule}, {_got(value)}")
-    if not math.isfinite(value):
-        raise ConfigError(f"{where} must be {rule} (finite), got {value!r}")
-    if not test(value):
-        raise ConfigError(f"{where} must be {rule}, got {value!r}")
-    return float(value)
+def _bounds(gt: float | None = None, ge: float | None = None, le: float | None = None) -> str:
+    if le is not None:
+        return f"in {'(' if gt is not None else '['}{ge if gt is None else gt}, {le}]"
+    return f"> {gt}" if gt is not None else f">= {ge}" if ge is not None else ""
 
 
-def _optional_number(value: Any, where: str, bound: Bound) -> float | None:
-    if value is None:
-        return None
-    return _number(value, where, bound, " or null")
+def _number(alternative: str = "", **bounds: float) -> Any:
+    """A finite int or float (not a bool) within `bounds`, as a float."""
+    rule = f"a number {_bounds(**bounds)}".rstrip() + alternative
+    kind = float | None if alternative == " or null" else float
+    return Annotated[kind, Field(allow_inf_nan=False, **bounds), _rule(rule)]
 
 
-def _choice(value: Any, where: str, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ConfigError(f"{where} must be one of {list(choices)}, got {value!r}")
-    return value
+def _integer(minimum: int, rule: str = "", **bounds: int) -> Any:
+    rule = rule or f"an integer >= {minimum}"
+    return Annotated[int, Field(ge=minimum, **bounds), _rule(rule, integer=True)]
 
 
-def _boolean(value: Any, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{where} must be true or false, got {value!r}")
-    return value
+def _choice(choices: tuple[str, ...]) -> Any:
+    return Annotated[Literal[choices], _rule(f"one of {list(choices)}")]
 
 
-def _schedule(
-    value: Any, where: str, start: Bound, end: Bound, named: bool
-) -> float | dict[str, float]:
-    """A number or {schedule: constant, value} (a float), or a linear schedule {start, end,
-    fraction}. Without `named`, a mapping with no `schedule` key is a linear one."""
-    if not isinstance(value, dict):
-        return _number(value, where, start, " or a schedule mapping")
-    if named or "schedule" in value:
-        name = _missing(value, "schedule", where, f" (one of {list(SCHEDULES)})")
-        if not isinstance(name, str) or name not in SCHEDULES:
-            raise ConfigError(f"{where}.schedule must be one of {list(SCHEDULES)}, got {name!r}")
-        if name == "constant":
-            _no_unknown(value, {"schedule", "value"}, where)
-            return _number(_missing(value, "value", where), f"{where}.value", start)
-    _no_unknown(value, LINEAR_KEYS, where)
+def _unique(seeds: list[int]) -> list[int]:
+    repeated = [seed for index, seed in enumerate(seeds) if seed in seeds[:index]]
+    if repeated:
+        raise _error(f"must not repeat a seed, got {repeated[0]} twice in {seeds}")
+    return seeds
+
+
+def _layers(alternative: str = "") -> Any:
+    rule = "a non-empty list of integers >= 1" + alternative
+    return Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1), _rule(rule)]
+
+
+def _none_is_empty(value: Any) -> Any:
+    return {} if value is None else value
+
+
+_BOOLEAN = Annotated[bool, _rule("true or false")]
+_SEED = _integer(0, "an integer >= 0 and < 2**32 (numpy's limit)", lt=SEED_LIMIT)
+_SEEDS = Annotated[
+    list[_SEED],
+    Field(min_length=1),
+    AfterValidator(_unique),
+    _rule("a non-empty list of integers >= 0"),
+]
+_ONE_SEED = TypeAdapter(_SEED)
+
+
+class _Model(BaseModel):
+    """A mapping with the keys of its fields only, each value of its field's type exactly."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise _error(f"must be a mapping, got {data!r}")
+        unknown = sorted(set(data) - set(cls.model_fields), key=str)
+        if unknown:
+            raise _error(cls._unknown(unknown[0]))
+        return data
+
+    @classmethod
+    def _unknown(cls, key: Any) -> str:
+        return f"unknown key '{key}'; allowed: {sorted(cls.model_fields)}"
+
+
+def _given(model: _Model) -> dict[str, Any]:
+    """The keys a mapping gave, in the order of the model's fields."""
     return {
-        "start": _number(_missing(value, "start", where), f"{where}.start", start),
-        "end": _number(_missing(value, "end", where), f"{where}.end", end),
-        "fraction": _number(value.get("fraction", 1.0), f"{where}.fraction", UNIT_OPEN_LOW),
+        key: getattr(model, key)
+        for key in type(model).model_fields
+        if key in model.model_fields_set
     }
 
 
-# Top level
+def _tagged(choose: Any, resolve: Any, **members: Any) -> Any:
+    """A union whose member `choose(value)` names (so that an error is the member's own), its
+    value resolved to plain data by `resolve`."""
+    union = Union[tuple(Annotated[kind, Tag(tag)] for tag, kind in members.items())]  # noqa: UP007 (built)
+    return Annotated[union, Discriminator(choose), AfterValidator(resolve)]
 
 
-def _check_one_seed(seed: Any, where: str) -> int:
-    seed = _integer(seed, where, 0)
-    if seed >= SEED_LIMIT:
-        raise ConfigError(f"{where} must be an integer < 2**32 (numpy's limit), got {seed}")
-    return seed
+def _schedule(low: dict, high: dict, named: bool, visits: bool = False) -> Any:
+    """A number or {schedule: constant, value} (one value throughout), or a linear schedule
+    {schedule: linear, start, end, fraction}, its start and end within the bounds `low` and
+    `high`. With `named` (PPO) the value resolves to a float or to {"schedule": "linear",
+    ...}; without (Q-learning) a mapping with no `schedule` key is linear too, and the value
+    resolves to {start, end, fraction}, or with `visits` a mapping with `power` to the
+    visit-count step size {power[, offset]}."""
+
+    class Constant(_Model):
+        schedule: Literal["constant"]
+        value: _number(**low)
+
+    class Linear(_Model):
+        schedule: _choice(SCHEDULES) = Field(... if named else "linear")
+        start: _number(**low)
+        end: _number(**high)
+        fraction: _number(gt=0, le=1) = 1.0
+
+    def resolve(value: Any) -> Any:
+        if isinstance(value, _Visits):
+            return _given(value)
+        if isinstance(value, Linear):
+            line = {"start": value.start, "end": value.end, "fraction": value.fraction}
+            return {"schedule": "linear", **line} if named else line
+        number = value.value if isinstance(value, Constant) else value
+        return number if named else {"start": number, "end": number, "fraction": 1.0}
+
+    def choose(value: Any) -> str:
+        if not isinstance(value, dict):
+            return "number"
+        if visits and ("power" in value or "offset" in value):
+            return "visits"
+        return "constant" if value.get("schedule") == "constant" else "linear"
+
+    number = _number(" or a schedule mapping", **low)
+    kinds = {"number": number, "constant": Constant, "linear": Linear}
+    return _tagged(choose, resolve, **kinds, **({"visits": _Visits} if visits else {}))
 
 
-def _check_seeds(seeds: Any, where: str) -> None:
-    if not isinstance(seeds, list) or not seeds:
-        raise ConfigError(f"{where} must be a non-empty list of integers >= 0, got {seeds!r}")
-    seen = set()
-    for index, seed in enumerate(seeds):
-        _check_one_seed(seed, f"{where}[{index}]")
-        if seed in seen:
-            raise ConfigError(f"{where} must not repeat a seed, got {seed} twice in {seeds}")
-        seen.add(seed)
+class _Visits(_Model):
+    """{power, offset}: the step size (offset / (offset + n - 1))**power of a pair's n-th
+    visit; power in (0.5, 1] (the Robbins-Monro conditions), offset >= 1 (1: 1 / n**power).
+    The offset is kept only where given, so the identity of a run without it stays."""
+
+    power: _number(gt=0.5, le=1)
+    offset: _number(ge=1) = 1.0
 
 
-def _check_budget(entry: Any, where: str) -> None:
-    _no_unknown(entry, BUDGET_KEYS, where)
-    for key in ("timesteps", "eval_every"):
-        _integer(_missing(entry, key, where), f"{where}.{key}", 1)
-    if entry["eval_every"] > entry["timesteps"]:
-        raise ConfigError(
-            f"{where}.eval_every must be <= timesteps ({entry['timesteps']}), "
-            f"got {entry['eval_every']}"
-        )
-    if "seeds" in entry:
-        _check_seeds(entry["seeds"], f"{where}.seeds")
+UNIT, UNIT_OPEN_LOW = {"ge": 0, "le": 1}, {"gt": 0, "le": 1}
 
 
-# Q-learning
+class QLearningParams(_Model):
+    """training.qlearning's hyperparameters, resolved in this order."""
 
-
-def _check_qlearning(hyperparams: dict, where: str) -> dict[str, Any]:
-    _no_unknown(hyperparams, QLEARNING_KEYS, where)
-    resolved: dict[str, Any] = {
-        "gamma": _number(hyperparams.get("gamma", 1.0), f"{where}.gamma", UNIT_OPEN_LOW),
-        "initial_q": _number(hyperparams.get("initial_q", 0.0), f"{where}.initial_q"),
-    }
+    gamma: _number(**UNIT_OPEN_LOW) = 1.0
+    # An optimistic start (initial_q above every return) makes the agent try everything.
+    initial_q: _number() = 0.0
     # 1: one env, stepped by the scalar learner; more: the native vector env, batched updates.
-    resolved["n_envs"] = _integer(hyperparams.get("n_envs", QLEARNING_N_ENVS), f"{where}.n_envs", 1)
-    rate = hyperparams.get("learning_rate", 0.1)
-    if isinstance(rate, dict) and ("power" in rate or "offset" in rate):
-        resolved["learning_rate"] = _visit_rate(rate, f"{where}.learning_rate")
-    for key, default in (("learning_rate", 0.1), ("epsilon", 0.1)):
-        if key in resolved:
-            continue
-        schedule = _schedule(hyperparams.get(key, default), f"{where}.{key}", UNIT, UNIT, False)
-        if isinstance(schedule, float):
-            schedule = {"start": schedule, "end": schedule, "fraction": 1.0}
-        resolved[key] = schedule
-    return resolved
+    n_envs: _integer(1) = QLEARNING_N_ENVS
+    learning_rate: _schedule(UNIT, UNIT, False, visits=True) = Field(0.1, validate_default=True)
+    epsilon: _schedule(UNIT, UNIT, False) = Field(0.1, validate_default=True)
 
 
-def _visit_rate(rate: dict, where: str) -> dict[str, float]:
-    """{power, offset}: the step size (offset / (offset + n - 1))**power of a pair's n-th visit;
-    power in (0.5, 1] (the Robbins-Monro conditions), offset >= 1 (1: 1 / n**power). The
-    offset is kept only where given, so the identity of a run without it stays."""
-    _no_unknown(rate, {"power", "offset"}, where)
-    power: Bound = ("in (0.5, 1]", lambda x: 0.5 < x <= 1)
-    at_least_one: Bound = (">= 1", lambda x: x >= 1)
-    resolved = {"power": _number(_missing(rate, "power", where), f"{where}.power", power)}
-    if "offset" in rate:
-        resolved["offset"] = _number(rate["offset"], f"{where}.offset", at_least_one)
-    return resolved
+class _NetArch(_Model):
+    pi: _layers()
+    vf: _layers()
 
 
-# PPO
+class _PolicyKwargs(_Model):
+    net_arch: _tagged(
+        lambda value: "arch" if isinstance(value, dict) else "layers",
+        lambda value: _given(value) if isinstance(value, _NetArch) else value,
+        arch=_NetArch,
+        layers=_layers(", or a mapping {pi: [...], vf: [...]}"),
+    ) = None
+    activation_fn: _choice(ACTIVATIONS) = None
 
 
-def _check_masked(value: Any, where: str) -> str | bool:
-    if value != "auto" and not isinstance(value, bool):
-        raise ConfigError(f"{where} must be 'auto', true or false, got {value!r}")
-    return value
+class PPOParams(_Model):
+    """The keys a PPO config may set: ours (with their defaults), then SB3's PPO arguments
+    (None: not given, SB3's default applies)."""
 
+    n_envs: _integer(1) = 8
+    obs_encoding: _choice(OBS_ENCODINGS) = "onehot"
+    reward_scale: _number(gt=0) = 1.0
+    masked: Annotated[Literal["auto"] | bool, _rule("'auto', true or false")] = "auto"
+    vec_env: _choice(VEC_ENVS) = "native"
+    n_steps: _integer(2) = SB3_N_STEPS
+    batch_size: _integer(2) = Field(SB3_BATCH_SIZE, validate_default=True)
+    n_epochs: _integer(1) = None
+    learning_rate: _schedule({"gt": 0}, {"ge": 0}, True) = None
+    gamma: _number(**UNIT_OPEN_LOW) = None
+    gae_lambda: _number(**UNIT) = None
+    clip_range: _schedule({"gt": 0}, {"gt": 0}, True) = None
+    clip_range_vf: _number(" or null", gt=0) = None
+    normalize_advantage: _BOOLEAN = None
+    ent_coef: _number(ge=0) = None
+    vf_coef: _number(ge=0) = None
+    max_grad_norm: _number(gt=0) = None
+    target_kl: _number(" or null", gt=0) = None
+    stats_window_size: _integer(1) = None
+    policy_kwargs: Annotated[_PolicyKwargs, AfterValidator(_given)] = None
 
-def _ppo_schedule(end: Bound) -> Callable[[Any, str], Any]:
-    def check(value: Any, where: str) -> float | dict[str, Any]:
-        schedule = _schedule(value, where, POSITIVE, end, True)
-        if isinstance(schedule, float):
-            return schedule
-        return {"schedule": "linear", **schedule}
-
-    return check
-
-
-def _layers(value: Any, where: str, alternative: str = "") -> list[int]:
-    if (
-        not isinstance(value, list)
-        or not value
-        or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in value)
-    ):
-        raise ConfigError(
-            f"{where} must be a non-empty list of integers >= 1{alternative}, got {value!r}"
-        )
-    return list(value)
-
-
-def _check_policy_kwargs(value: Any, where: str) -> dict[str, Any]:
-    _no_unknown(value, POLICY_KWARGS_KEYS, where)
-    resolved: dict[str, Any] = {}
-    if "net_arch" in value:
-        arch, at = value["net_arch"], f"{where}.net_arch"
-        if isinstance(arch, dict):
-            _no_unknown(arch, {"pi", "vf"}, at)
-            resolved["net_arch"] = {
-                key: _layers(_missing(arch, key, at), f"{at}.{key}") for key in ("pi", "vf")
-            }
-        else:
-            resolved["net_arch"] = _layers(arch, at, ", or a mapping {pi: [...], vf: [...]}")
-    if "activation_fn" in value:
-        activation = value["activation_fn"]
-        resolved["activation_fn"] = _choice(activation, f"{where}.activation_fn", ACTIVATIONS)
-    return resolved
-
-
-# Every key a PPO config may set, with its check; each check returns the resolved value.
-PPO_CHECKS: dict[str, Callable[[Any, str], Any]] = {
-    "n_envs": lambda value, where: _integer(value, where, 1),
-    "obs_encoding": lambda value, where: _choice(value, where, OBS_ENCODINGS),
-    "reward_scale": lambda value, where: _number(value, where, POSITIVE),
-    "masked": _check_masked,
-    "vec_env": lambda value, where: _choice(value, where, VEC_ENVS),
-    "n_steps": lambda value, where: _integer(value, where, 2),
-    "batch_size": lambda value, where: _integer(value, where, 2),
-    "n_epochs": lambda value, where: _integer(value, where, 1),
-    "learning_rate": _ppo_schedule(NON_NEGATIVE),
-    "gamma": lambda value, where: _number(value, where, UNIT_OPEN_LOW),
-    "gae_lambda": lambda value, where: _number(value, where, UNIT),
-    "clip_range": _ppo_schedule(POSITIVE),
-    "clip_range_vf": lambda value, where: _optional_number(value, where, POSITIVE),
-    "normalize_advantage": _boolean,
-    "ent_coef": lambda value, where: _number(value, where, NON_NEGATIVE),
-    "vf_coef": lambda value, where: _number(value, where, NON_NEGATIVE),
-    "max_grad_norm": lambda value, where: _number(value, where, POSITIVE),
-    "target_kl": lambda value, where: _optional_number(value, where, POSITIVE),
-    "stats_window_size": lambda value, where: _integer(value, where, 1),
-    "policy_kwargs": _check_policy_kwargs,
-}
-
-
-def _check_ppo(hyperparams: dict, where: str) -> dict[str, Any]:
-    supported = sorted(PPO_CHECKS)
-    for key in sorted(hyperparams, key=str):
-        if key in SB3_UNSUPPORTED:
-            raise ConfigError(
-                f"{where}: unsupported key '{key}' (an SB3 PPO argument that configs do not "
-                f"set); supported: {supported}"
+    @field_validator("batch_size")
+    @classmethod
+    def _one_rollout_at_most(cls, batch_size: int, info: ValidationInfo) -> int:
+        n_steps, n_envs = info.data.get("n_steps"), info.data.get("n_envs")
+        if n_steps and n_envs and batch_size > n_steps * n_envs:
+            raise _error(
+                f"must be <= n_steps * n_envs ({n_steps} * {n_envs} = {n_steps * n_envs}), "
+                f"got {batch_size}"
             )
-        if key not in PPO_CHECKS:
-            raise ConfigError(f"{where}: unknown key '{key}'; supported: {supported}")
-    resolved = {key: PPO_CHECKS[key](value, f"{where}.{key}") for key, value in hyperparams.items()}
-    for key, default in PPO_DEFAULTS.items():
-        resolved.setdefault(key, default)
-    n_steps = resolved.get("n_steps", SB3_N_STEPS)
-    batch_size = resolved.get("batch_size", SB3_BATCH_SIZE)
-    rollout = n_steps * resolved["n_envs"]
-    if batch_size > rollout:
+        return batch_size
+
+    @classmethod
+    def _unknown(cls, key: Any) -> str:
+        supported = sorted(cls.model_fields)
+        if key in SB3_UNSUPPORTED:
+            return (
+                f"unsupported key '{key}' (an SB3 PPO argument that configs do not set); "
+                f"supported: {supported}"
+            )
+        return f"unknown key '{key}'; supported: {supported}"
+
+
+class _Budget(_Model):
+    timesteps: _integer(1)
+    eval_every: _integer(1)
+    seeds: _SEEDS = None
+
+    @field_validator("eval_every")
+    @classmethod
+    def _within_timesteps(cls, eval_every: int, info: ValidationInfo) -> int:
+        timesteps = info.data.get("timesteps")
+        if timesteps is not None and eval_every > timesteps:
+            raise _error(f"must be <= timesteps ({timesteps}), got {eval_every}")
+        return eval_every
+
+
+class _Budgets(_Model):
+    quick: _Budget = None  # None: not given (an explicit null is refused)
+    full: _Budget = None
+
+
+class _Evaluation(_Model):
+    episodes: _integer(0) = 300
+    exploitability: _BOOLEAN = False
+
+
+class _QLearningSelfPlay(_Model):
+    starts: _choice(SELFPLAY_STARTS) = "anywhere"
+
+
+class _PPOSelfPlay(_Model):
+    pool: _integer(1) = SELFPLAY_POOL
+    policies: _choice(SELFPLAY_POLICIES) = "greedy"
+
+
+def _registered(env_id: Any) -> Any:
+    if env_id not in env_ids():
+        raise _error(f"must be one of {list(env_ids())}, got {env_id!r}")
+    return env_id
+
+
+class _Config(_Model):
+    env_id: Annotated[str, BeforeValidator(_registered)]
+    env_kwargs: Annotated[dict, _rule("a mapping"), BeforeValidator(lambda v: v or {})] = {}
+    algo: _choice(ALGOS)
+    seeds: _SEEDS = [0]
+    evaluation: Annotated[_Evaluation, BeforeValidator(_none_is_empty)] = _Evaluation()
+    budgets: _Budgets
+
+
+class _QLearningConfig(_Config):
+    hyperparams: Annotated[QLearningParams, BeforeValidator(_none_is_empty)]
+    selfplay: _QLearningSelfPlay = None  # None: no self-play (an explicit null is refused)
+
+
+class _PPOConfig(_Config):
+    hyperparams: Annotated[PPOParams, BeforeValidator(_none_is_empty)]
+    selfplay: _PPOSelfPlay = None
+
+
+def resolve_config(raw: Any, budget: str = "quick", source: str = "config") -> dict[str, Any]:
+    """Check a config mapping and return it resolved for `budget`."""
+    if budget not in BUDGETS:
+        raise ConfigError(f"budget must be one of {list(BUDGETS)}, got {budget!r}")
+    ppo = isinstance(raw, dict) and raw.get("algo") == "ppo"
+    try:
+        config = (_PPOConfig if ppo else _QLearningConfig).model_validate(raw)
+    except ValidationError as error:
+        raise ConfigError(f"{source}: {_explained(error, 'a config')}") from None
+    chosen = getattr(config.budgets, budget)
+    if chosen is None:
+        raise ConfigError(f"{source}: budgets has no '{budget}' entry")
+    try:
+        model = make_model(config.env_id, **config.env_kwargs)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"{source}: env_kwargs: {_one_line(error)}") from None
+    selfplay = _check_selfplay(config, model, source)
+    episodes, exploitability = config.evaluation.episodes, config.evaluation.exploitability
+    exploitability |= selfplay is not None  # the measure of a self-play agent
+    if exploitability and not hasattr(model, "opponent_policy"):
         raise ConfigError(
-            f"{where}.batch_size must be <= n_steps * n_envs "
-            f"({n_steps} * {resolved['n_envs']} = {rollout}), got {batch_size}"
+            f"{source}: evaluation.exploitability needs a two-player game (Pig, TwoDicePig, "
+            f"Hog, SimultaneousHog), not {config.env_id}"
         )
+    if not game(config.env_id).tables and episodes < 2:
+        raise ConfigError(
+            f"{source}: evaluation.episodes must be an integer >= 2 for {config.env_id} (the "
+            f"episodes of its sampled gap, which needs a standard error), got {episodes}"
+        )
+    params = config.hyperparams
+    if ppo:  # the keys given, in their order, then our own keys' defaults
+        hyperparams = {key: getattr(params, key) for key in raw["hyperparams"] or {}}
+        hyperparams.update(
+            {key: getattr(params, key) for key in PPO_OWN_KEYS if key not in hyperparams}
+        )
+    else:
+        hyperparams = dict(params)
+    resolved = {
+        "env_id": config.env_id,
+        "env_kwargs": copy.deepcopy(config.env_kwargs),
+        "algo": config.algo,
+        "budget": budget,
+        "timesteps": chosen.timesteps,
+        "eval_every": chosen.eval_every,
+        "seeds": list(chosen.seeds or config.seeds),
+        # Only what is switched on: a run's identity (its folder) stays what it was before.
+        "evaluation": {
+            "episodes": episodes,
+            **({"exploitability": True} if exploitability else {}),
+        },
+        "hyperparams": hyperparams,
+        "source": source,
+    }
+    if selfplay is not None:
+        resolved["selfplay"] = selfplay
     return resolved
+
+
+def _check_selfplay(config: _Config, model: Any, source: str) -> dict[str, Any] | None:
+    """Self-play's demands on the game and the hyperparameters; returns it resolved."""
+    if config.selfplay is None:
+        return None
+    where, params = f"{source}: selfplay", config.hyperparams
+    if not hasattr(model, "opponent_policy"):
+        raise ConfigError(
+            f"{where} needs a two-player game (Pig, TwoDicePig, Hog, SimultaneousHog)"
+        )
+    if isinstance(params, PPOParams):
+        if params.vec_env != "native":
+            raise ConfigError(
+                f"{source}: hyperparams.vec_env must be native for self-play, "
+                f"got {params.vec_env!r}"
+            )
+        selfplay = dict(config.selfplay)
+        if selfplay["policies"] == "greedy":  # only what differs from before: run identities stay
+            del selfplay["policies"]
+        return selfplay
+    if getattr(getattr(model, "model", None), "simultaneous", False):
+        raise ConfigError(
+            f"{where}: self-play Q-learning plays alternating moves; {config.env_id} is "
+            "simultaneous (use PPO with selfplay.policies: stochastic)"
+        )
+    if params.gamma != 1.0:
+        raise ConfigError(
+            f"{source}: hyperparams.gamma must be 1.0 for self-play (values are win "
+            f"probabilities), got {params.gamma}"
+        )
+    if params.n_envs < 2:
+        raise ConfigError(f"{source}: hyperparams.n_envs must be >= 2 for self-play")
+    return dict(config.selfplay)
