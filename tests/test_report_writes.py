@@ -8,9 +8,9 @@ import pytest
 from repository import repository_state
 from training_helpers import write_configs
 
-import training.report
+import docs.tools.report
 import training.sweep
-from baselines.game_pages import page_path, write_game_page
+from docs.tools.game_pages import page_path, write_game_page
 from training.config import load_config
 from training.train import run
 
@@ -46,7 +46,7 @@ def test_the_report_writes_only_under_its_out_folder(saved_runs, tmp_path, monke
     configs, runs = saved_runs
     monkeypatch.chdir(tmp_path)
     before = repository_state()
-    assert training.report.main(["--configs", str(configs), "--runs", str(runs)]) == 0
+    assert docs.tools.report.main(["--configs", str(configs), "--runs", str(runs)]) == 0
     written = _files(tmp_path)
     out = "dice-envs-report/quick"
     assert all(name.startswith(f"{out}/") for name in written), written
@@ -58,7 +58,7 @@ def test_the_report_writes_only_under_its_out_folder(saved_runs, tmp_path, monke
     assert "| Q-learning, 2 seeds | five-dice |" in page
     assert not (tmp_path / out / "games/pig.md").exists()  # untrained games: no page
     # An --out of the user's choice, relative to the folder.
-    assert training.report.main(["--configs", str(configs), "--runs", str(runs),
+    assert docs.tools.report.main(["--configs", str(configs), "--runs", str(runs),
                                  "--out", "mine"]) == 0  # fmt: skip
     assert (tmp_path / "mine/report.md").read_text() == (tmp_path / out / "report.md").read_text()
     assert repository_state() == before

@@ -30,9 +30,9 @@ from training_helpers import (
 import baselines
 import training.runs
 import training.train
+from docs.tools.report import ReportError, build_report
 from training.backends import MessageProgress
 from training.config import load_config
-from training.report import ReportError, build_report
 from training.runs import (
     CODE_PACKAGES,
     RunStoreError,
@@ -376,7 +376,7 @@ def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_pa
 
 
 def test_the_report_reads_saved_actions_as_a_grid_table_or_in_the_tables_order(tmp_path):
-    from training.report import _final_actions
+    from docs.tools.report import _final_actions
 
     tables, optimum = baselines.enumerated("dice_envs/Pig-v0", goal=12)
     rng = np.random.default_rng(0)

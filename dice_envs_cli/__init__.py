@@ -34,8 +34,8 @@ from dice_envs import GAMES, env_ids
 from dice_envs.games.yahtzee import JOKER_RULES
 from dice_envs.policies import named_policy, policy_names
 from dice_envs.registration import game
-from training.play import game_id
-from training.prompt import YAHTZEE_ID
+from dice_envs_cli.play import game_id
+from dice_envs_cli.prompt import YAHTZEE_ID
 
 # Subcommands that are whole commands of their own: their arguments go to their main().
 DELEGATED = {
@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO =
         args.env_id = game_id(args.env_id)
     try:
         if args.command == "play":
-            from training.play import play
+            from dice_envs_cli.play import play
 
             return play(args.env_id, _play_kwargs(args), args.seed, stdin, out)
         result = args.run(args)

@@ -1,13 +1,13 @@
 """The training report: Markdown tables and PNG plots of the exact gap against training steps,
 built from the run store for exactly the runs that the configs and the budget define.
 
-    python -m training.report [--budget quick] [--configs configs] [--runs runs]
+    python -m docs.tools.report [--budget quick] [--configs configs] [--runs runs]
                               [--archive FOLDER] [--out dice-envs-report/<budget>]
                               [--games pig ...]
 
 Ad-hoc runs (another seed, an edited config) live in the same store but never enter the
 report: it looks up each planned run by its identity and refuses to build while one is
-missing. With `--archive` it reads an archive of runs instead (`training.archive`: what the
+missing. With `--archive` it reads an archive of runs instead (`docs.tools.archive`: what the
 report needs of each run, by config name and seed, small enough to commit), refuses an
 archived run made from another config than the config file's, and says when the runs were
 made by another package version or code than this one. Everything goes under `--out`:
@@ -32,13 +32,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import baselines
-from baselines.game_pages import page_path, write_page_section
 from baselines.heuristics import heuristic
 from dice_envs import GAMES, env_ids
-from training.archive import Archive, current_maker, run_arrays
-from training.config import has_budget, load_config
-from training.evaluation import game_arguments, has_tables
-from training.plots import (
+from docs.tools.archive import Archive, current_maker, run_arrays
+from docs.tools.game_pages import page_path, write_page_section
+from docs.tools.plots import (
     REFERENCE_STYLES,
     ZERO_RELATIVE_GAP,
     episodes_to_resolve,
@@ -49,6 +47,9 @@ from training.plots import (
     plot_value_errors,
     steps_formatter,
 )
+from docs.tools.targets import Target, load_targets, targets_table
+from training.config import has_budget, load_config
+from training.evaluation import game_arguments, has_tables
 from training.runs import (
     atomic_write_json,
     planned_runs,
@@ -57,7 +58,6 @@ from training.runs import (
     run_dir,
     run_identity,
 )
-from training.targets import Target, load_targets, targets_table
 
 TARGETS_FILE = "targets.yaml"  # in the configs folder
 
@@ -118,7 +118,7 @@ def collect(configs, budget: str, runs, games=None) -> dict[Path, dict[str, Any]
         raise ReportError(
             f"{len(missing)} planned runs are not finished in {where} (first: {missing[0]}); "
             f"run `python -m training.sweep --budget {budget}` first"
-            + (" and archive its runs (training.archive)" if isinstance(runs, Archive) else "")
+            + (" and archive its runs (docs.tools.archive)" if isinstance(runs, Archive) else "")
         )
     return groups
 
@@ -1147,7 +1147,7 @@ def _plot_exploitability(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.report", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m docs.tools.report", description=__doc__)
     parser.add_argument("--configs", default="configs")
     parser.add_argument("--runs", default="runs")
     parser.add_argument("--budget", default="quick", choices=("quick", "full"))
@@ -1157,7 +1157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--archive",
         default=None,
-        help="report from this run archive (its <budget>/ folder; see training.archive) "
+        help="report from this run archive (its <budget>/ folder; see docs.tools.archive) "
         "instead of the run store",
     )
     parser.add_argument("--games", nargs="+", default=None)
