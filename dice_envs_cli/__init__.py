@@ -42,7 +42,7 @@ DELEGATED = {
     "train": ("training.train", "train one config and seed (resumes; reads back a finished run)"),
     "sweep": ("training.sweep", "train every config of a budget, locally or on Ray"),
     "tune": ("training.tune", "search hyperparameters with Ray Tune on the exact gap"),
-    "report": ("training.report", "tables and figures of the runs of a budget"),
+    "report": ("training.report", "the results table and gap figures of a budget's runs"),
 }
 
 

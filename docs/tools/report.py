@@ -1,9 +1,12 @@
-"""The training report: Markdown tables and PNG plots of the exact gap against training steps,
-built from the run store for exactly the runs that the configs and the budget define.
+"""The repository's training report: the library's results table (`training.report`) with
+the heuristics and Monte Carlo beside it, the best agents, the targets, the figures of gap
+and agreement, value errors, loss and error maps, Monte Carlo against exact evaluation and
+exploitability, the time taken, and each trained game's training section; from the run store
+or from a run archive, for exactly the runs that the configs and the budget define.
 
     python -m docs.tools.report [--budget quick] [--configs configs] [--runs runs]
-                              [--archive FOLDER] [--out dice-envs-report/<budget>]
-                              [--games pig ...]
+                                [--archive FOLDER] [--out dice-envs-report/<budget>]
+                                [--games pig ...]
 
 Ad-hoc runs (another seed, an edited config) live in the same store but never enter the
 report: it looks up each planned run by its identity and refuses to build while one is
@@ -12,7 +15,7 @@ report needs of each run, by config name and seed, small enough to commit), refu
 archived run made from another config than the config file's, and says when the runs were
 made by another package version or code than this one. Everything goes under `--out`:
 `report.md`, the figures, and each trained game's training section in `games/<game>.md`;
-nothing else is written.
+nothing else is written. The repository's pages are written by `docs.tools.training_report`.
 """
 
 from __future__ import annotations
@@ -50,45 +53,39 @@ from docs.tools.plots import (
 from docs.tools.targets import Target, load_targets, targets_table
 from training.config import has_budget, load_config
 from training.evaluation import game_arguments, has_tables
-from training.runs import (
-    atomic_write_json,
-    planned_runs,
-    read_finished,
-    read_json,
-    run_dir,
-    run_identity,
+from training.report import (
+    ReportError,
+    agent_label,
+    default_out,
+    figure_groups,
+    game_title,
+    kwargs_text,
+    markdown_table,
+    score_row,
+    slug,
+    spread,
 )
+from training.report import collect as collect_from_store
+from training.runs import planned_runs, read_json
 
 TARGETS_FILE = "targets.yaml"  # in the configs folder
 
 
-class ReportError(RuntimeError):
-    """The report can not be built from the store (a planned run is missing)."""
-
-
-def _spread(values) -> str:
-    values = np.asarray(values, dtype=float)
-    if len(values) == 1:
-        return f"{values[0]:.4g}"
-    return f"{values.mean():.4g} ± {values.std(ddof=1):.2g}"
-
-
-def _kwargs_text(kwargs: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in kwargs.items()) or "defaults"
-
-
-def _markdown(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
-
-
 def collect(configs, budget: str, runs, games=None) -> dict[Path, dict[str, Any]]:
-    """Per config path: its resolved config and the results of its planned seeds, in order.
+    """Per config path: its resolved config and the results of its planned seeds, in order,
+    each with its curve, timing, run folder and `made_by` (by which package version and code
+    fingerprint).
 
     `runs` is a run store (a folder; each run found by the hash of its identity, so made by
     this very code) or an `Archive` (each run found by its config's name and seed, refused
-    if made from another config, and possibly made by other code: each result's `made_by`
-    says by which package version and code fingerprint)."""
+    if made from another config, and possibly made by other code)."""
+    if not isinstance(runs, Archive):
+        groups = collect_from_store(configs, budget, runs, games)
+        for group in groups.values():
+            for result in group["results"]:
+                result["made_by"] = current_maker()
+                result["timing"] = read_json(Path(result["directory"]) / "timing.json", {})
+        return groups
     groups: dict[Path, dict[str, Any]] = {}
     missing = []
     planned = planned_runs(configs, budget, games)
@@ -98,14 +95,8 @@ def collect(configs, budget: str, runs, games=None) -> dict[Path, dict[str, Any]
         )
     for path, config, seed in planned:
         group = groups.setdefault(path, {"config": config, "results": []})
-        if isinstance(runs, Archive):
-            directory = runs.entry(path, seed)
-            result = runs.read(path, config, seed)
-        else:
-            directory = run_dir(runs, config, seed)
-            result = read_finished(directory, run_identity(config, seed))
-            if result is not None:
-                result["made_by"] = current_maker()
+        directory = runs.entry(path, seed)
+        result = runs.read(path, config, seed)
         if result is None:
             missing.append(f"{path} seed {seed}")
             continue
@@ -114,19 +105,12 @@ def collect(configs, budget: str, runs, games=None) -> dict[Path, dict[str, Any]
         result["directory"] = str(directory)
         group["results"].append(result)
     if missing:
-        where = f"the archive {runs.folder}" if isinstance(runs, Archive) else f"{runs}"
         raise ReportError(
-            f"{len(missing)} planned runs are not finished in {where} (first: {missing[0]}); "
-            f"run `python -m training.sweep --budget {budget}` first"
-            + (" and archive its runs (docs.tools.archive)" if isinstance(runs, Archive) else "")
+            f"{len(missing)} planned runs are not finished in the archive {runs.folder} (first: "
+            f"{missing[0]}); run `python -m training.sweep --budget {budget}` first and archive "
+            "its runs (docs.tools.archive)"
         )
     return groups
-
-
-def _label(path: Path, result: dict) -> str:
-    """The agent's name; the config's name too when it is not just the algorithm."""
-    name = result["agent"]
-    return name if path.stem == result["algo"] else f"{name} ({path.stem})"
 
 
 @functools.cache
@@ -146,22 +130,6 @@ def _heuristic_scores(env_id: str, kwargs_json: str) -> dict[str, Any]:
 
 def heuristic_scores(env_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     return _heuristic_scores(env_id, json.dumps(kwargs, sort_keys=True))
-
-
-def _score_row(where: str, label: str, results: list[dict], prefix: str) -> list[str]:
-    """A row of the results table from the seeds' `<prefix>value`, `gap`, ... (the Monte
-    Carlo cell left empty)."""
-    return [
-        where,
-        label,
-        f"{results[0]['optimal_value']:.6g}",
-        _spread([r[f"{prefix}value"] for r in results]),
-        _spread([r[f"{prefix}gap"] for r in results]),
-        _spread([100 * r[f"{prefix}relative_gap"] for r in results]) + " %",
-        _spread([100 * r[f"{prefix}agreement"] for r in results]) + " %",
-        f"{int(np.mean([r['steps'] for r in results])):,}",
-        "",
-    ]
 
 
 def _mean_gap_text(results: list[dict[str, Any]]) -> str:
@@ -195,8 +163,8 @@ def best_agents(groups: dict[Path, dict[str, Any]]) -> str:
         worst = max((r for p in paths for r in groups[p]["results"]),
                     key=lambda r: r["relative_gap"])  # fmt: skip
         lines.append(
-            f"- {env_id.split('/')[-1]} ({_kwargs_text(json.loads(kwargs_json))}): best agent "
-            f"{_label(best, results[0])}, mean gap {_mean_gap_text(results)} (value "
+            f"- {env_id.split('/')[-1]} ({kwargs_text(json.loads(kwargs_json))}): best agent "
+            f"{agent_label(best, results[0])}, mean gap {_mean_gap_text(results)} (value "
             f"{np.mean([r['value'] for r in results]):.6g} against the optimum "
             f"{results[0]['optimal_value']:.6g}); its best seed {top['seed']} has gap "
             f"{_gap_text(top)}. The largest relative gap of any seed here: "
@@ -218,16 +186,15 @@ def results_table(groups: dict[Path, dict[str, Any]]) -> str:
         by_game[game].append(path)
     for (game, env_id, kwargs_json), paths in by_game.items():
         kwargs = json.loads(kwargs_json)
-        where = f"{game} ({_kwargs_text(kwargs)})"
+        where = f"{game} ({kwargs_text(kwargs)})"
         for path in paths:
             results = groups[path]["results"]
-            label = f"{_label(path, results[0])}, {len(results)} seeds"
-            rows.append(_score_row(where, label, results, ""))
+            label = f"{agent_label(path, results[0])}, {len(results)} seeds"
+            rows.append([*score_row(where, label, results), ""])
             rows[-1][-1] = "; ".join(_episodes_cell(r) for r in results)
             if "stochastic_value" in results[0]:
-                rows.append(
-                    _score_row(where, f"{label}, stochastic policy", results, "stochastic_")
-                )
+                stochastic = score_row(where, f"{label}, stochastic policy", results, "stochastic_")
+                rows.append([*stochastic, ""])
         for policy_name, score in heuristic_scores(env_id, kwargs).items():
             rows.append(
                 [
@@ -242,7 +209,7 @@ def results_table(groups: dict[Path, dict[str, Any]]) -> str:
                     "",
                 ]
             )
-    return _markdown(header, rows)
+    return markdown_table(header, rows)
 
 
 def _episodes_cell(result: dict[str, Any]) -> str:
@@ -304,16 +271,16 @@ def exploitability_table(groups: dict[Path, dict[str, Any]]) -> str:
             ]
             rows.append(
                 [
-                    f"{path.parent.name} ({_kwargs_text(config['env_kwargs'])})",
-                    f"{_label(path, results[0])}, {len(results)} seeds{suffix}",
+                    f"{path.parent.name} ({kwargs_text(config['env_kwargs'])})",
+                    f"{agent_label(path, results[0])}, {len(results)} seeds{suffix}",
                     _trained_against(config),
-                    _spread([r[key] for r in results]),
-                    _spread([min(p[key] for p in r["curve"]) for r in results]),
+                    spread([r[key] for r in results]),
+                    spread([min(p[key] for p in r["curve"]) for r in results]),
                     ", ".join("never" if z is None else f"{z:,}" for z in zeros),
-                    _spread([r[value] for r in results]),
+                    spread([r[value] for r in results]),
                 ]
             )
-    return _markdown(header, rows)
+    return markdown_table(header, rows)
 
 
 def timing_table(groups: dict[Path, dict[str, Any]]) -> str:
@@ -333,7 +300,7 @@ def timing_table(groups: dict[Path, dict[str, Any]]) -> str:
         rows.append(
             [
                 path.parent.name,
-                _label(path, results[0]),
+                agent_label(path, results[0]),
                 str(len(results)),
                 f"{np.mean([f['seconds'] for f in finals]):.1f}",
                 f"{np.mean([f['steps_per_second'] for f in finals]):,.0f}",
@@ -341,15 +308,7 @@ def timing_table(groups: dict[Path, dict[str, Any]]) -> str:
                 f"{np.mean([f['wall_seconds'] for f in finals]):.1f}",
             ]
         )
-    return _markdown(header, rows)
-
-
-def record_sweep(out: str | Path, record: dict[str, Any]) -> None:
-    """Keep the wall time of a sweep that trained every one of its runs, by budget and games."""
-    path = Path(out) / "sweep.json"
-    records = read_json(path, {})
-    records[f"{record['budget']}: {', '.join(record['games'])}"] = record
-    atomic_write_json(path, dict(sorted(records.items())))
+    return markdown_table(header, rows)
 
 
 def _count(number: int, noun: str) -> str:
@@ -515,11 +474,6 @@ def _wall_seconds(groups: dict[Path, dict[str, Any]]) -> float:
     )
 
 
-def _game_title(config: dict[str, Any]) -> str:
-    """The env id and every argument the agent trained with, as a figure title."""
-    return f"{config['env_id'].split('/')[-1]} ({_kwargs_text(config['env_kwargs'])})"
-
-
 def _final_actions(directory: Path, tables) -> np.ndarray | None:
     """A finished run's final greedy action per state of `tables` (in their order), from its
     actions.npy: a table over the observation grid (read at every state's observation), or,
@@ -589,7 +543,7 @@ def _loss_figures(groups, by_game, titles, budget: str, out: Path):
             if arrays is None:
                 continue
             evaluations, errors = arrays
-            label = _label(path, results[0])
+            label = agent_label(path, results[0])
             panels[label] = np.mean([e.losses for e in evaluations], axis=0)
             gaps[label] = float(np.mean([r["gap"] for r in results]))
             if all(e is not None for e in errors):
@@ -647,10 +601,10 @@ def _turn_losses_text(groups, by_game, titles) -> str:
         rows = []
         for path, results in paths.items():
             losses = np.mean([np.sum(r["losses_by_turn"], axis=1) for r in results], axis=0)
-            rows.append([_label(path, results[0])] + [f"{loss:.3g}" for loss in losses])
+            rows.append([agent_label(path, results[0])] + [f"{loss:.3g}" for loss in losses])
         turns = len(rows[0]) - 1
         header = ["agent"] + [f"turn {t + 1}" for t in range(turns)]
-        parts.append(f"{titles[game]}:\n\n{_markdown(header, rows)}")
+        parts.append(f"{titles[game]}:\n\n{markdown_table(header, rows)}")
     if not parts:
         return ""
     return (
@@ -698,7 +652,7 @@ def _monte_carlo_figure(groups, by_game, titles, budget: str, out: Path) -> str:
                 example = candidate
             median = sorted(results, key=lambda r: r["gap"])[len(results) // 2]
             sd = median["mc_stderr"] * np.sqrt(episodes)
-            label = f"{titles[game]}: {_label(path, results[0])}"
+            label = f"{titles[game]}: {agent_label(path, results[0])}"
             needed.append(
                 (label, episodes_to_resolve(median["gap"], median["relative_gap"], sd), episodes)
             )
@@ -725,11 +679,6 @@ def _monte_carlo_figure(groups, by_game, titles, budget: str, out: Path) -> str:
         f"median seed ends exactly optimal (gap 0 up to round-off), which no number of "
         f"episodes can show.\n\n{image}"
     )
-
-
-def default_out(budget: str) -> Path:
-    """Where a report goes when no `--out` is given: a folder under the current directory."""
-    return Path("dice-envs-report") / budget
 
 
 @dataclass
@@ -772,32 +721,6 @@ class Report:
         )
 
 
-def figure_groups(groups: dict[Path, dict[str, Any]]) -> dict[str, dict[Path, list[dict]]]:
-    """The configs drawn together, by figure name stem: one figure per game and env arguments
-    (a gap compares only within one game); a game trained with one set of arguments keeps
-    the plain name <game>."""
-    settings: dict[str, set[str]] = defaultdict(set)
-    for path, group in groups.items():
-        settings[path.parent.name].add(json.dumps(group["config"]["env_kwargs"], sort_keys=True))
-    by_game: dict[str, dict[Path, list[dict]]] = defaultdict(dict)
-    for path, group in groups.items():
-        kwargs = group["config"]["env_kwargs"]
-        name = path.parent.name
-        if len(settings[name]) > 1:
-            # By the game's own arguments; by all of them (the opponent too) where two
-            # settings of one game differ only in those.
-            own = {json.dumps(game_arguments(json.loads(k)), sort_keys=True)
-                   for k in settings[name]}  # fmt: skip
-            short = len(own) == len(settings[name])
-            name = _slug(name, game_arguments(kwargs) if short else kwargs)
-        by_game[name][path] = group["results"]
-    return by_game
-
-
-def _slug(name: str, kwargs: dict[str, Any]) -> str:
-    return "_".join([name, *(f"{k}{v}" for k, v in kwargs.items())])
-
-
 def _gap_figures(groups, by_game, budget: str, out: Path) -> tuple[dict[str, str], set[str]]:
     """Draw `out`/<stem>.png (relative gap and agreement against steps) per figure group,
     and `out`/<stem>_values.png (the learners' value errors) where every run recorded them;
@@ -805,12 +728,12 @@ def _gap_figures(groups, by_game, budget: str, out: Path) -> tuple[dict[str, str
     titles, valued = {}, set()
     for game, paths in by_game.items():
         config = groups[next(iter(paths))]["config"]
-        titles[game] = _game_title(config)
+        titles[game] = game_title(config)
         references = {
             f"heuristic {name}": (score.relative_gap, score.agreement)
             for name, score in heuristic_scores(config["env_id"], config["env_kwargs"]).items()
         }
-        series = {_label(path, results[0]): results for path, results in paths.items()}
+        series = {agent_label(path, results[0]): results for path, results in paths.items()}
         if not has_tables(config["env_id"]):
             _plot_sampled(titles[game], budget, series, references, out / f"{game}.png")
             continue
@@ -883,9 +806,9 @@ def _exploitability_figures(groups, budget: str, out: Path) -> tuple[str, dict]:
     titles: dict[str, str] = {}
     for path, group in exploitable.items():
         kwargs = game_arguments(group["config"]["env_kwargs"])
-        stem = _slug(path.parent.name, kwargs)
+        stem = slug(path.parent.name, kwargs)
         by_stem[stem][path] = group["results"]
-        titles[stem] = f"{group['config']['env_id'].split('/')[-1]} ({_kwargs_text(kwargs)})"
+        titles[stem] = f"{group['config']['env_id'].split('/')[-1]} ({kwargs_text(kwargs)})"
     for stem, paths in by_stem.items():
         config = groups[next(iter(paths))]["config"]
         references = _reference_exploitability(

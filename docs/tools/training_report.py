@@ -8,7 +8,7 @@ docs/training/runs/<budget>/ (`docs.tools.archive`: each run's config, result, c
 and compressed per-state arrays, by config name and seed), so it needs no run store and no
 training. With `--runs STORE` the budget's planned runs are first archived from that run
 store (the budget's archive replaced whole: a run no config plans goes); `make train` does
-that after its sweep. The library's report (`docs.tools.report`) goes to docs/training (the
+that after its sweep. The repository's report (`docs.tools.report`) goes to docs/training (the
 `quick` budget) or docs/training/full (`full`: of every config its archive holds, since each
 full-budget sweep is of a few configs), each trained game's training section to
 docs/games/<game>.md, and the pages of games no config trains at the budget say so. Then
