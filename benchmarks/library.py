@@ -21,7 +21,6 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-from baselines.game_pages import markdown_table
 from benchmarks.envs import (
     AEC_STEPS,
     PPO_COPIES,
@@ -47,6 +46,7 @@ from benchmarks.solves import (
     bench_solves,
     bench_two_player,
 )
+from docs.tools.game_pages import markdown_table
 from docs.tools.readme import BENCHMARKS, DOCS, check_markers, replace_marked_section
 
 

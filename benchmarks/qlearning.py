@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from baselines.game_pages import markdown_table
+from docs.tools.game_pages import markdown_table
 from docs.tools.readme import BENCHMARKS, DOCS, ROOT, check_markers, replace_marked_section
 from training.config import load_config
 from training.train import run

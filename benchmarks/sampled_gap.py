@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 
 import baselines
-from baselines.game_pages import markdown_table
 from baselines.yahtzee_sampled import yahtzee_action_values, yahtzee_positions, yahtzee_solution
 from dice_envs.games.yahtzee import REROLL_LEGAL, Yahtzee
 from dice_envs.policies import batched
+from docs.tools.game_pages import markdown_table
 from docs.tools.readme import DOCS, check_markers, replace_marked_section
 
 YAHTZEE = "dice_envs/Yahtzee-v0"

@@ -20,8 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from baselines.game_pages import markdown_table
 from benchmarks.envs import VECTOR_COPIES, bench_envs, vector_row
+from docs.tools.game_pages import markdown_table
 from docs.tools.readme import BENCHMARKS, DOCS, check_markers, replace_marked_section
 
 ENV_ID = "dice_envs/Yahtzee-v0"

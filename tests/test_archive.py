@@ -14,7 +14,7 @@ import yaml
 from training_helpers import TINY_PPO, write_configs
 
 import training.train
-from training.archive import (
+from docs.tools.archive import (
     Archive,
     ArchiveError,
     archive_runs,
@@ -23,8 +23,8 @@ from training.archive import (
     npz_bytes,
     run_arrays,
 )
+from docs.tools.report import make_report
 from training.config import load_config
-from training.report import make_report
 from training.train import run
 
 BUDGET = {"timesteps": 20_000, "eval_every": 10_000}
@@ -206,15 +206,15 @@ def test_runs_made_by_other_code_say_so_in_the_report(store, tmp_path):
 
 
 def test_the_report_command_reads_an_archive(store, tmp_path):
-    import training.report
+    import docs.tools.report
 
     configs, runs = store
     archive_runs(configs, "quick", runs, tmp_path / "archive")
     arguments = ["--configs", str(configs), "--archive", str(tmp_path / "archive")]
-    assert training.report.main([*arguments, "--out", str(tmp_path / "out")]) == 0
+    assert docs.tools.report.main([*arguments, "--out", str(tmp_path / "out")]) == 0
     assert "| pig (goal=12, opponent=hold-at-20) |" in (tmp_path / "out/report.md").read_text()
     shutil.rmtree(tmp_path / "archive" / "quick" / "pig")
-    assert training.report.main([*arguments, "--out", str(tmp_path / "again")]) == 2
+    assert docs.tools.report.main([*arguments, "--out", str(tmp_path / "again")]) == 2
 
 
 def test_the_archive_is_not_a_page_of_the_site():

@@ -15,7 +15,7 @@ import yaml
 
 import baselines
 import dice_envs as dice_envs_package
-from training.cli import main as cli_main
+from dice_envs_cli import main as cli_main
 from training.run_policy import load_run_policy
 
 SCRIPT = Path(sys.executable).parent / "dice-envs"
@@ -215,7 +215,7 @@ def test_the_script_prints_its_help():
 
 
 def test_a_run_folder_is_taken_for_its_game_with_the_defaults_named_or_not(tmp_path):
-    from training.cli import load_policy
+    from dice_envs_cli import load_policy
 
     tables, optimum = baselines.enumerated(D20, rounds=3)
     config = {"env_id": D20, "env_kwargs": {"rounds": 3, "sides": 20}, "algo": "qlearning"}

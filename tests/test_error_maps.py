@@ -12,9 +12,9 @@ import pytest
 from training_helpers import CONFIGS, small, tiny_ppo, write_configs
 
 import baselines
+from docs.tools.plots import collapse_errors
+from docs.tools.report import build_report
 from training.config import load_config
-from training.plots import collapse_errors
-from training.report import build_report
 from training.train import run
 
 # The module (the package's `value_errors` attribute is the function of that name).

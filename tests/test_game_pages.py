@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from baselines.game_pages import SECTIONS, page_path, rules_text, write_page_section
 from dice_envs import ENV_IDS
+from docs.tools.game_pages import SECTIONS, page_path, rules_text, write_page_section
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,7 +20,7 @@ def test_a_section_is_rewritten_and_the_others_kept(tmp_path):
     text = path.read_text()
     assert "second" in text and "first" not in text and "trained" in text
     assert text.index("second") < text.index("trained")  # the sections keep their order
-    assert "Not written yet: run `python -m training.report --budget full" in text
+    assert "Not written yet: run `python -m docs.tools.training_report --budget full" in text
     with pytest.raises(ValueError, match="name must be one of"):
         write_page_section("dice_envs/SumAvoid-v0", "training-huge", "x", tmp_path)
 

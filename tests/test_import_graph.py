@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("dice_envs", "baselines", "training")
+PACKAGES = ("dice_envs", "baselines", "training", "dice_envs_cli")
 MAX_FUNCTION_LINES = 80
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LIBRARY = ("dice_envs", "baselines", "training")
+LIBRARY = ("dice_envs", "baselines", "training", "dice_envs_cli")
 SOURCES = sorted(path for package in LIBRARY for path in (ROOT / package).rglob("*.py"))
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import dice_envs  # noqa: F401  (registers the ids)
+import dice_envs_cli as cli
 from baselines.yahtzee import solve_yahtzee
 from dice_envs.games.yahtzee import (
     BOX_NAMES,
@@ -24,8 +25,7 @@ from dice_envs.games.yahtzee import (
     Yahtzee,
     dice_index,
 )
-from training import cli
-from training.play_yahtzee import YAHTZEE_ID, action_label, parse_choice, play_yahtzee
+from dice_envs_cli.play_yahtzee import YAHTZEE_ID, action_label, parse_choice, play_yahtzee
 
 ROOT = Path(__file__).resolve().parent.parent
 BOXES = ["sixes", "full_house", "chance"]  # a game of three turns, solved in a blink
@@ -188,13 +188,13 @@ def test_the_command_plays_yahtzee_by_its_short_name_and_checks_joker(capsys):
 
 
 def test_the_command_in_a_process_of_its_own_plays_a_game_of_yahtzee():
-    # `python -m training.cli` from the repository's root: this checkout's code, as the
+    # `python -m dice_envs_cli` from the repository's root: this checkout's code, as the
     # `dice-envs` script runs it once installed.
     result = subprocess.run(
         [
             sys.executable,
             "-m",
-            "training.cli",
+            "dice_envs_cli",
             "play",
             "yahtzee",
             "boxes=['chance']",

@@ -12,9 +12,9 @@ from toy_games import CoinRaceVersus, ToyStop
 
 import baselines
 import dice_envs
-from baselines.game_pages import write_game_page
 from dice_envs import GAMES, Reference, register_game, unregister_game
 from dice_envs.policies import named_policy
+from docs.tools.game_pages import write_game_page
 
 pettingzoo = pytest.importorskip("dice_envs.pettingzoo")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from training.plots import episodes_to_resolve, plot_losses, plot_monte_carlo, plot_value_errors
+from docs.tools.plots import episodes_to_resolve, plot_losses, plot_monte_carlo, plot_value_errors
 
 
 def test_episodes_to_resolve_a_gap():
@@ -76,7 +76,7 @@ def test_a_loss_map_of_round_off_is_drawn_as_no_loss(tmp_path, monkeypatch):
 
 
 def test_round_off_gaps_read_as_zero():
-    from training.report import _mean_gap_text
+    from docs.tools.report import _mean_gap_text
 
     # Two-Dice Pig's seed 0 came out at -1.9e-12: a policy equal to the optimum up to ties.
     tied = [{"relative_gap": -3.2e-12, "gap": -1.9e-12}, {"relative_gap": 0.0, "gap": 0.0}]
@@ -113,7 +113,7 @@ def test_the_value_error_figure_draws_each_agents_median_over_seeds(tmp_path, mo
 
 
 def test_a_report_lists_only_the_sweeps_of_its_own_configs(tmp_path):
-    from training.report import _sweep_lines
+    from docs.tools.report import _sweep_lines
 
     def record(games: list[str], runs: int) -> dict:
         return {"budget": "full", "games": games, "runs": runs, "backend": "local",
@@ -135,7 +135,7 @@ def test_a_report_lists_only_the_sweeps_of_its_own_configs(tmp_path):
 
 
 def test_symlog_ticks_leave_out_the_linear_band_around_zero():
-    from training.plots import _SymlogTicksAwayFromZero
+    from docs.tools.plots import _SymlogTicksAwayFromZero
 
     ticks = _SymlogTicksAwayFromZero(0.0043).tick_values(-2.0, 0.2)
     assert 0.0 in ticks and 0.1 in ticks and -1.0 in ticks

@@ -1,6 +1,7 @@
-"""The library's report, sweep and page writer write only where the user asks: run from any
-folder, they leave the repository (its README, its docs, the installed packages) unchanged
-and put every file under `--out` (default: dice-envs-report/<budget> of the folder)."""
+"""The library's report and sweep, and the repository's report and page writer (docs/tools),
+write only where the user asks: run from any folder, they leave the repository (its README,
+its docs, the installed packages) unchanged and put every file under `--out` (default:
+dice-envs-report/<budget> of the folder)."""
 
 from pathlib import Path
 
@@ -8,9 +9,10 @@ import pytest
 from repository import repository_state
 from training_helpers import write_configs
 
+import docs.tools.report
 import training.report
 import training.sweep
-from baselines.game_pages import page_path, write_game_page
+from docs.tools.game_pages import page_path, write_game_page
 from training.config import load_config
 from training.train import run
 
@@ -49,6 +51,28 @@ def test_the_report_writes_only_under_its_out_folder(saved_runs, tmp_path, monke
     assert training.report.main(["--configs", str(configs), "--runs", str(runs)]) == 0
     written = _files(tmp_path)
     out = "dice-envs-report/quick"
+    # The results table and one gap figure per game, nothing else.
+    assert written == {f"{out}/report.md", f"{out}/sum_avoid.png", f"{out}/simultaneous_hog.png"}
+    report = (tmp_path / out / "report.md").read_text()
+    assert (
+        "| simultaneous_hog (goal=8, max_dice=3, opponent=five-dice) | Q-learning, 2 seeds |"
+        in report
+    )
+    assert "](simultaneous_hog.png)" in report and "](sum_avoid.png)" in report
+    # An --out of the user's choice, relative to the folder.
+    assert training.report.main(["--configs", str(configs), "--runs", str(runs),
+                                 "--out", "mine"]) == 0  # fmt: skip
+    assert (tmp_path / "mine/report.md").read_text() == report
+    assert repository_state() == before
+
+
+def test_the_repositorys_report_writes_only_under_its_out_folder(saved_runs, tmp_path, monkeypatch):
+    configs, runs = saved_runs
+    monkeypatch.chdir(tmp_path)
+    before = repository_state()
+    assert docs.tools.report.main(["--configs", str(configs), "--runs", str(runs)]) == 0
+    written = _files(tmp_path)
+    out = "dice-envs-report/quick"
     assert all(name.startswith(f"{out}/") for name in written), written
     assert {f"{out}/report.md", f"{out}/sum_avoid.png", f"{out}/monte_carlo.png"} <= written
     # Each trained game's training section, on its page under the report's folder.
@@ -58,7 +82,7 @@ def test_the_report_writes_only_under_its_out_folder(saved_runs, tmp_path, monke
     assert "| Q-learning, 2 seeds | five-dice |" in page
     assert not (tmp_path / out / "games/pig.md").exists()  # untrained games: no page
     # An --out of the user's choice, relative to the folder.
-    assert training.report.main(["--configs", str(configs), "--runs", str(runs),
+    assert docs.tools.report.main(["--configs", str(configs), "--runs", str(runs),
                                  "--out", "mine"]) == 0  # fmt: skip
     assert (tmp_path / "mine/report.md").read_text() == (tmp_path / out / "report.md").read_text()
     assert repository_state() == before

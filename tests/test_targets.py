@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from training.targets import Target, load_targets, targets_table, verdict
+from docs.tools.targets import Target, load_targets, targets_table, verdict
 
 
 def result(seed: int, gap: float, relative_gap: float, **extra) -> dict:

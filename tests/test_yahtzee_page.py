@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import baselines
-from baselines import game_pages
-from baselines.game_pages import named_policy_evaluation, page_path
 from baselines.yahtzee_evaluation import optimal_solution
+from docs.tools import game_pages
 from docs.tools import yahtzee as page
+from docs.tools.game_pages import named_policy_evaluation, page_path
 
 ROOT = Path(__file__).resolve().parent.parent
 YAHTZEE = "dice_envs/Yahtzee-v0"

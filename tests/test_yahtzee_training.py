@@ -15,10 +15,10 @@ import yaml
 
 import baselines
 from dice_envs.games.yahtzee import Yahtzee
+from docs.tools.report import make_report
 from training.config import ConfigError, has_budget, load_config, resolve_config
 from training.evaluation import SAMPLED_KEYS
 from training.qlearning import ObservationRows, SparseQLearning, legal_masks
-from training.report import make_report
 from training.streams import run_streams
 from training.train import run
 

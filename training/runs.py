@@ -40,7 +40,7 @@ their Q rows; `training.qlearning.SparseQLearning`).
 Every file is written to a temporary file and renamed over its name, so a killed run leaves
 complete files only, with the mode an ordinary `open` gives (the umask decides, as on a store
 shared by the nodes of a Ray cluster); a run folder is locked while a process trains it, and
-the lock file goes when the lock is released. `training.archive` keeps what a report needs
+the lock file goes when the lock is released. `docs.tools.archive` keeps what a report needs
 of the finished runs (no checkpoint, no policy), small enough to commit.
 """
 

@@ -9,13 +9,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import baselines
-from baselines.game_pages import (
-    markdown_table,
-)
 from docs.tools.common import (
     PIG,
     SIMULTANEOUS_HOG,
     exploitability_cell,
+)
+from docs.tools.game_pages import (
+    markdown_table,
 )
 
 EXPLOITABILITY_CASES = (

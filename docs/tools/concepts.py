@@ -18,9 +18,9 @@ import gymnasium as gym
 import numpy as np
 
 import baselines
-from baselines.game_pages import replace_section
 from baselines.simultaneous import shapley_value_iteration
 from dice_envs.games.simultaneous_hog import SimultaneousHog
+from docs.tools.game_pages import replace_section
 
 PAGE = Path(__file__).resolve().parents[1] / "concepts.md"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import baselines
-from baselines.game_pages import heuristic_table, markdown_table, optimum_table, page_path
 from dice_envs import GAMES
 from dice_envs import env_ids as registry_ids
+from docs.tools.game_pages import heuristic_table, markdown_table, optimum_table, page_path
 
 # The docs folder as the README links it (relative to the repository's root); the writers
 # rebase the links for each page they write.

@@ -12,9 +12,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import baselines
-from baselines.game_pages import (
-    markdown_table,
-)
 from baselines.heuristics import (
     heuristic,
 )
@@ -30,6 +27,9 @@ from dice_envs.games.two_dice_pig import TwoDicePig
 from docs.tools.common import (
     PIG,
     save_integer_plot,
+)
+from docs.tools.game_pages import (
+    markdown_table,
 )
 
 

@@ -9,8 +9,8 @@ import posixpath
 import re
 from pathlib import Path
 
-from baselines.game_pages import replace_section
 from dice_envs.registration import game_slug
+from docs.tools.game_pages import replace_section
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

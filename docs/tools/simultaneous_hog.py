@@ -10,10 +10,10 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 import baselines
-from baselines.game_pages import markdown_table
 from baselines.simultaneous import best_response, fictitious_play, pair_values
 from dice_envs import make_model
 from docs.tools.common import SIMULTANEOUS_HOG, exploitability_cell
+from docs.tools.game_pages import markdown_table
 
 # Named policies of Simultaneous Hog scored against the equilibrium and its best response.
 SIMULTANEOUS_POLICIES = ("five-dice", "dice-5", "dice-6", "random")

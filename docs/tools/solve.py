@@ -17,10 +17,10 @@ import argparse
 import time
 from pathlib import Path
 
-from baselines.game_pages import game_page, write_page_section
 from dice_envs import env_ids as registry_ids
 from docs.tools.analysis import exploitability_section, gap_decomposition_section
 from docs.tools.common import D20, PIG, SIMULTANEOUS_HOG, SUM_AVOID, TEN_THOUSAND
+from docs.tools.game_pages import game_page, write_page_section
 from docs.tools.overview import README_DOCS, games_table, overview_sections, pages_section
 from docs.tools.pig_family import pig_family_section, plot_pig
 from docs.tools.readme import (

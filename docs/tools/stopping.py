@@ -12,15 +12,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import baselines
-from baselines.game_pages import (
-    markdown_table,
-)
 from baselines.heuristics import (
     TIJMS_RED_BLACK_THRESHOLDS,
     heuristic,
 )
 from docs.tools.common import (
     save_integer_plot,
+)
+from docs.tools.game_pages import (
+    markdown_table,
 )
 
 # Tijms (2012)'s published values: the die rolled at most k times, k = 1..5.

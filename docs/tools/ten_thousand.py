@@ -8,14 +8,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import baselines
-from baselines.game_pages import (
-    markdown_table,
-)
 from baselines.solvers import optimal_action_mask
 from baselines.ten_thousand import critical_threshold, policy_table
 from dice_envs.games.ten_thousand import CONFIG_INDEX, ROLL
 from docs.tools.common import (
     TEN_THOUSAND,
+)
+from docs.tools.game_pages import (
+    markdown_table,
 )
 
 

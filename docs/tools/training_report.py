@@ -4,11 +4,11 @@
                                          [--runs runs] [--games pig ...]
 
 Run from the repository's root. The report reads the runs from the archive committed in
-docs/training/runs/<budget>/ (`training.archive`: each run's config, result, curve, timing
+docs/training/runs/<budget>/ (`docs.tools.archive`: each run's config, result, curve, timing
 and compressed per-state arrays, by config name and seed), so it needs no run store and no
 training. With `--runs STORE` the budget's planned runs are first archived from that run
 store (the budget's archive replaced whole: a run no config plans goes); `make train` does
-that after its sweep. The library's report (`training.report`) goes to docs/training (the
+that after its sweep. The repository's report (`docs.tools.report`) goes to docs/training (the
 `quick` budget) or docs/training/full (`full`: of every config its archive holds, since each
 full-budget sweep is of a few configs), each trained game's training section to
 docs/games/<game>.md, and the pages of games no config trains at the budget say so. Then
@@ -25,9 +25,9 @@ import re
 import sys
 from pathlib import Path
 
+from docs.tools.archive import Archive, archive_runs
 from docs.tools.readme import ROOT, check_markers, rebase_links, replace_marked_section
-from training.archive import Archive, archive_runs
-from training.report import (
+from docs.tools.report import (
     TARGETS_FILE,
     Report,
     ReportError,
@@ -41,7 +41,7 @@ from training.report import (
     write_unreported_pages,
     write_untrained_pages,
 )
-from training.targets import config_name, load_targets
+from docs.tools.targets import config_name, load_targets
 
 
 def target_configs(configs: str | Path = "configs") -> tuple[str, ...]:

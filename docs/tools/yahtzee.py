@@ -20,17 +20,17 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
-from baselines.game_pages import (
-    game_page,
-    markdown_table,
-    named_policy_evaluation,
-    write_page_section,
-)
 from baselines.yahtzee import YahtzeeSolution
 from baselines.yahtzee_evaluation import DECISIONS, optimal_solution
 from dice_envs import GAMES
 from dice_envs.envs.yahtzee_vector import YahtzeeVectorEnv
 from dice_envs.games.yahtzee import BOX_NAMES, NUM_BOXES
+from docs.tools.game_pages import (
+    game_page,
+    markdown_table,
+    named_policy_evaluation,
+    write_page_section,
+)
 from docs.tools.readme import DOCS
 
 YAHTZEE = "dice_envs/Yahtzee-v0"

@@ -34,7 +34,7 @@ from dice_envs.games.yahtzee import (
     Yahtzee,
     keep_index,
 )
-from training.prompt import QUIT, YAHTZEE_ID, read_reply
+from dice_envs_cli.prompt import QUIT, YAHTZEE_ID, read_reply
 
 HELP = (
     "type the faces to keep ('keep 5 5 3', 'keep' alone rerolls all), the faces to reroll "

@@ -23,8 +23,8 @@ from dice_envs.registration import game_slug
 # The sections of a page, in order, each with the command that writes it.
 SECTIONS = {
     "game": "`write_game_page(env_id, docs)` (`make solve` for the repository's pages)",
-    "training-quick": "`python -m training.report --budget quick`",
-    "training-full": "`python -m training.report --budget full`",
+    "training-quick": "`python -m docs.tools.training_report --budget quick`",
+    "training-full": "`python -m docs.tools.training_report --budget full`",
 }
 
 

@@ -1,6 +1,6 @@
 """Does PPO learn better from one-hot or normalised observations? Both, same budget and seeds.
 
-    python -m training.compare_encodings [--budget quick] [--games pig ten_thousand] [--runs runs]
+    python -m benchmarks.compare_encodings [--budget quick] [--games pig ten_thousand] [--runs runs]
 
 SB3 one-hot encodes a MultiDiscrete observation (one input per value of each component);
 `obs_encoding: normalized` gives the network one number in [0, 1] per component instead. The
@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     from training.backends import LocalBackend
     from training.sweep import sweep
 
-    parser = argparse.ArgumentParser(prog="python -m training.compare_encodings")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.compare_encodings")
     parser.add_argument("--budget", default="quick", choices=BUDGETS)
     parser.add_argument("--games", nargs="+", default=["pig", "ten_thousand"])
     parser.add_argument("--runs", default="runs")

@@ -34,15 +34,15 @@ from dice_envs import GAMES, env_ids
 from dice_envs.games.yahtzee import JOKER_RULES
 from dice_envs.policies import named_policy, policy_names
 from dice_envs.registration import game
-from training.play import game_id
-from training.prompt import YAHTZEE_ID
+from dice_envs_cli.play import game_id
+from dice_envs_cli.prompt import YAHTZEE_ID
 
 # Subcommands that are whole commands of their own: their arguments go to their main().
 DELEGATED = {
     "train": ("training.train", "train one config and seed (resumes; reads back a finished run)"),
     "sweep": ("training.sweep", "train every config of a budget, locally or on Ray"),
     "tune": ("training.tune", "search hyperparameters with Ray Tune on the exact gap"),
-    "report": ("training.report", "tables and figures of the runs of a budget"),
+    "report": ("training.report", "the results table and gap figures of a budget's runs"),
 }
 
 
@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO =
         args.env_id = game_id(args.env_id)
     try:
         if args.command == "play":
-            from training.play import play
+            from dice_envs_cli.play import play
 
             return play(args.env_id, _play_kwargs(args), args.seed, stdin, out)
         result = args.run(args)

@@ -3,7 +3,7 @@
 Before each move it shows the position, every legal action with its exact value (what the
 optimal policy gets from here after taking it), and after the move what that choice gave up
 against the best one. The regrets add up to what the player's choices cost in expectation.
-Yahtzee, too large for tables, has a player of its own (`training.play_yahtzee`). A game may
+Yahtzee, too large for tables, has a player of its own (`dice_envs_cli.play_yahtzee`). A game may
 be named by its id or its short name (`yahtzee`, `pig`, `sum_avoid`).
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 
 import baselines
 from dice_envs import env_ids
-from training.prompt import QUIT, YAHTZEE_ID, read_reply
+from dice_envs_cli.prompt import QUIT, YAHTZEE_ID, read_reply
 
 
 def game_id(name: str) -> str:
@@ -39,7 +39,7 @@ def play(env_id: str, kwargs: dict[str, Any], seed: int | None, stdin: TextIO, o
     episode does."""
     env_id = game_id(env_id)
     if env_id == YAHTZEE_ID:
-        from training.play_yahtzee import play_yahtzee
+        from dice_envs_cli.play_yahtzee import play_yahtzee
 
         return play_yahtzee(kwargs, seed, stdin, out)
     solution = baselines.solve(env_id, **kwargs)
