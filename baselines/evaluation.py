@@ -180,7 +180,7 @@ def policy_actions(policy, mdp: TabularMDP, *, obs_transform=None) -> np.ndarray
     mapping is indexed by the game's own observations, so it takes no `obs_transform`.
 
     A heuristic's name is not a policy here (resolving it needs the env id): pass the name to
-    `baselines.evaluate`, or build the policy with `baselines.heuristics.heuristic`.
+    `baselines.evaluate`, or build the policy with `dice_envs.policies.named_policy`.
 
     Raises ValueError, naming the problem, when the policy does not fit the game, and TypeError
     when it is none of the above.
@@ -211,7 +211,7 @@ def _check_policy_arguments(policy, obs_transform) -> None:
         raise TypeError(
             f"policy_actions cannot resolve the policy name {policy!r}: pass the name to "
             "baselines.evaluate(name, env_id, **kwargs), which knows the game, or build the "
-            "policy with baselines.heuristics.heuristic(env_id, name, **kwargs)"
+            "policy with dice_envs.policies.named_policy(env_id, name, **kwargs)"
         )
     if obs_transform is not None and not callable(obs_transform):
         raise TypeError(f"obs_transform must be callable, got {type(obs_transform).__name__}")

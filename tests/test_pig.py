@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 import baselines
-from baselines.heuristics import heuristic
 from baselines.pig import two_player_optimum
 from dice_envs import make_model
 from dice_envs.games.base import uniform_die
 from dice_envs.games.pig import HOLD, ROLL
+from dice_envs.policies import named_policy
 
 ID = "dice_envs/Pig-v0"
 LOADED = (0.25, 0.05, 0.1, 0.2, 0.2, 0.2)
@@ -77,7 +77,7 @@ def test_neller_presser_first_player_win_probability():
 def test_hold_at_20_against_itself():
     # Neller's published figure: hold-at-20 (or the goal) against itself, the first player wins
     # about 0.5347 of games to 100. Exact here: a sparse linear solve over every position.
-    policy = heuristic(ID, "hold-at-20")
+    policy = named_policy(ID, "hold-at-20")
     score = baselines.evaluate(policy, ID, opponent="hold-at-20", agent_starts=True)
     assert round(score.value, 4) == 0.5347
     assert score.gap > 0 and 0 < score.agreement < 1

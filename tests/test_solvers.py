@@ -6,7 +6,6 @@ import pytest
 from conftest import CASES, case_id, with_tables
 
 import baselines
-from baselines.heuristics import heuristic, stop_at
 from baselines.solvers import (
     backward_induction,
     bellman_residual,
@@ -17,6 +16,8 @@ from baselines.solvers import (
 )
 from dice_envs import game
 from dice_envs.games.base import Transition
+from dice_envs.games.sum_avoid import stop_at
+from dice_envs.policies import named_policy
 from dice_envs.tables import build_tables as build_mdp
 
 
@@ -127,7 +128,7 @@ def monte_carlo(env_id, kwargs, policy, episodes, seed):
     ],
 )
 def test_exact_evaluation_agrees_with_seeded_monte_carlo(env_id, kwargs, name):
-    policy = heuristic(env_id, name, **kwargs)
+    policy = named_policy(env_id, name, **kwargs)
     exact = baselines.evaluate(policy, env_id, **kwargs).value
     mean, stderr = monte_carlo(env_id, kwargs, policy, episodes=20_000, seed=7)
     assert abs(mean - exact) <= 4 * stderr, (mean, stderr, exact)
@@ -135,7 +136,7 @@ def test_exact_evaluation_agrees_with_seeded_monte_carlo(env_id, kwargs, name):
 
 def test_policy_forms_give_the_same_value():
     env_id, kwargs = "dice_envs/D20Rounds-v0", {"rounds": 8, "sides": 6}
-    rule = heuristic(env_id, "take-above-3", **kwargs)
+    rule = named_policy(env_id, "take-above-3", **kwargs)
     table = np.zeros((9, 7), dtype=np.int64)
     table[:, :4] = 1
     mapping = {(r, f): int(f <= 3) for r in range(1, 9) for f in range(1, 7)}

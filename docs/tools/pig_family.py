@@ -15,9 +15,6 @@ import baselines
 from baselines.game_pages import (
     markdown_table,
 )
-from baselines.heuristics import (
-    heuristic,
-)
 from baselines.pig import best_response
 from baselines.pig import two_player_optimum as pig_optimum
 from baselines.specialised import pig_opponent_turns
@@ -27,6 +24,7 @@ from dice_envs.games.base import uniform_die
 from dice_envs.games.hog import Hog
 from dice_envs.games.pig import Pig
 from dice_envs.games.two_dice_pig import TwoDicePig
+from dice_envs.policies import named_policy
 from docs.tools.common import (
     PIG,
     save_integer_plot,
@@ -185,7 +183,7 @@ def plot_solitaire_holds(out: Path) -> None:
         solution = baselines.solve(env_id)
         reachable = set(solution.mdp.observations)
         best = hold_thresholds(solution, reachable, goal)
-        rule = hold_thresholds(heuristic(env_id, name), reachable, goal)
+        rule = hold_thresholds(named_policy(env_id, name), reachable, goal)
         ax.plot(scores, goal - scores, color="0.6", lw=1, label="points still needed")
         ax.step(scores, best, where="mid", label="optimal (fewest turns)")
         ax.step(scores, rule, where="mid", ls="--", label=f"{name} rule")
