@@ -113,7 +113,7 @@ def _enumerated(env_id: str, kwargs: dict[str, Any]) -> tuple[Tables, Solution]:
 def on_states(solution: Solution, tables: Tables) -> Solution:
     """`solution` re-indexed by the states of `tables` (for a solver with its own indexing),
     with its Bellman residual computed on the tables."""
-    if solution.mdp is tables:
+    if solution.tables is tables:
         return solution
     rows = solution.indices_of(tables.observation_array)
     if (rows < 0).any():
@@ -131,7 +131,7 @@ def on_states(solution: Solution, tables: Tables) -> Solution:
         seconds=solution.seconds,
         _residual=bellman_residual(tables, state_values),
         iterations=solution.iterations,
-        mdp=tables,
+        tables=tables,
         table_seconds=tables.seconds,
     )
 

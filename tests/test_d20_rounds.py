@@ -52,8 +52,8 @@ def test_specialised_solver_agrees_with_the_generic_one(kwargs):
     fast = baselines.solve(ID, method="specialised", **kwargs)
     generic = baselines.solve(ID, method="generic", **kwargs)
     assert fast.value == pytest.approx(generic.value, abs=1e-9)
-    mdp = generic.mdp
-    for i, obs in enumerate(mdp.observations):
+    tables = generic.tables
+    for i, obs in enumerate(tables.observations):
         np.testing.assert_allclose(fast.q_values(obs), generic.q[i], atol=1e-9)
         assert fast.action(obs) == generic.policy[i]
     assert generic.bellman_residual <= 1e-9

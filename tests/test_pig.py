@@ -133,10 +133,10 @@ def test_specialised_and_generic_best_responses_agree(goal, opponent):
     generic = baselines.solve(ID, goal=goal, opponent=opponent, agent_starts=None, method="generic")
     assert generic.method == "value_iteration" and generic.bellman_residual <= 1e-9
     assert fast.value == pytest.approx(generic.value, abs=1e-9)
-    for i, obs in enumerate(generic.mdp.observations):
+    for i, obs in enumerate(generic.tables.observations):
         np.testing.assert_allclose(fast.q_values(obs), generic.q[i], atol=1e-9)
-    on_mdp = baselines.on_states(fast, generic.mdp)
-    assert on_mdp.bellman_residual <= 1e-9
+    on_tables = baselines.on_states(fast, generic.tables)
+    assert on_tables.bellman_residual <= 1e-9
 
 
 def test_goal_20_optimum_rolls_to_the_goal():
@@ -234,7 +234,7 @@ def test_loaded_dice_solve_and_agree_with_value_iteration(die, goal, opponent):
     fast = baselines.solve(ID, **kwargs)
     generic = baselines.solve(ID, method="generic", tol=1e-13, **kwargs)
     assert fast.bellman_residual <= 1e-12
-    np.testing.assert_allclose(baselines.on_states(fast, generic.mdp).q, generic.q, atol=1e-9)
+    np.testing.assert_allclose(baselines.on_states(fast, generic.tables).q, generic.q, atol=1e-9)
     if opponent == "optimal":
         assert fast.value == pytest.approx(two_player_optimum(goal, die).value, abs=1e-12)
 

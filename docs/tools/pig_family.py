@@ -181,7 +181,7 @@ def plot_solitaire_holds(out: Path) -> None:
     scores = np.arange(goal)
     for ax, (env_id, name, title) in zip(axes, panels, strict=True):
         solution = baselines.solve(env_id)
-        reachable = set(solution.mdp.observations)
+        reachable = set(solution.tables.observations)
         best = hold_thresholds(solution, reachable, goal)
         rule = hold_thresholds(named_policy(env_id, name), reachable, goal)
         ax.plot(scores, goal - scores, color="0.6", lw=1, label="points still needed")
@@ -221,7 +221,7 @@ def plot_hog_dice(out: Path) -> str:
     )
     axes[0].title.set_fontsize(10)
     scores = np.arange(goal)
-    reached = set(alone.mdp.observations)  # a score of 1 never occurs alone
+    reached = set(alone.tables.observations)  # a score of 1 never occurs alone
     alone_dice = [alone.action(int(s)) + 1 if int(s) in reached else np.nan for s in scores]
     axes[1].step(scores, alone_dice, where="mid", label="alone: fewest turns")
     axes[1].step(scores, dice[:, 0], where="mid", ls="--", label="race, opponent at 0")
