@@ -39,7 +39,6 @@ from dice_envs.tables import Tables
 if TYPE_CHECKING:
     from baselines.yahtzee_evaluation import YahtzeeEvaluation, evaluate_yahtzee
 
-TabularMDP = Tables  # the name before the tables moved into dice_envs (one name now: Tables)
 # A game's own solvers load when first used (through its registration's hooks), so what a
 # process loads, and a training run's code stamp records, is what it uses: a Pig run never
 # loads the Yahtzee solvers. These two load on first access.
@@ -54,7 +53,6 @@ __all__ = [
     "SampledGap",
     "Solution",
     "Tables",
-    "TabularMDP",
     "ValueErrors",
     "YahtzeeEvaluation",
     "enumerated",

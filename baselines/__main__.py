@@ -31,7 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     solve.add_argument("--method", default="auto", choices=baselines.METHODS)
     evaluate = commands.add_parser("evaluate", help="the exact value of a policy")
     evaluate.add_argument(
-        "--policy", required=True, help="'optimal' or a named heuristic (see baselines.heuristics)"
+        "--policy",
+        required=True,
+        help="'optimal' or a policy name of the game (see dice_envs.policies.named_policy)",
     )
     for command in (solve, evaluate):
         command.add_argument("env_id")

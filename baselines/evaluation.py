@@ -24,7 +24,7 @@ from baselines.solvers import (
 )
 from dice_envs.games.seat_policy import PROBABILITY_TOLERANCE, SLOW_CALLS
 from dice_envs.registration import GAMES
-from dice_envs.tables import Tables as TabularMDP
+from dice_envs.tables import Tables
 
 PREDICT_BATCH = 65_536
 # Per-state arrays of an `Evaluation`, readable by observation.
@@ -156,8 +156,8 @@ def observation_keys(observations: np.ndarray) -> list[Any]:
     return [tuple(row) for row in rows]
 
 
-def policy_actions(policy, mdp: TabularMDP, *, obs_transform=None) -> np.ndarray:
-    """The action a policy takes in every state of `mdp`, validated against the game.
+def policy_actions(policy, tables: Tables, *, obs_transform=None) -> np.ndarray:
+    """The action a policy takes in every state of `tables`, validated against the game.
 
     A policy may be:
     - an object with SB3's `predict`, called in batches with deterministic=True, and with
@@ -180,29 +180,29 @@ def policy_actions(policy, mdp: TabularMDP, *, obs_transform=None) -> np.ndarray
     mapping is indexed by the game's own observations, so it takes no `obs_transform`.
 
     A heuristic's name is not a policy here (resolving it needs the env id): pass the name to
-    `baselines.evaluate`, or build the policy with `baselines.heuristics.heuristic`.
+    `baselines.evaluate`, or build the policy with `dice_envs.policies.named_policy`.
 
     Raises ValueError, naming the problem, when the policy does not fit the game, and TypeError
     when it is none of the above.
     """
     _check_policy_arguments(policy, obs_transform)
     if hasattr(policy, "predict"):
-        raw = _predicted_actions(policy, mdp, obs_transform)
+        raw = _predicted_actions(policy, tables, obs_transform)
     elif isinstance(policy, np.ndarray):
-        raw = _table_actions(policy, mdp)
+        raw = _table_actions(policy, tables)
     elif isinstance(policy, Mapping):
-        raw = _mapping_actions(policy, mdp)
+        raw = _mapping_actions(policy, tables)
     elif callable(policy) and callable(getattr(policy, "batch", None)) and obs_transform is None:
         # A rule with a batch form (the named heuristics): one call for every observation.
-        raw = policy.batch(_observation_batch(mdp, None))
+        raw = policy.batch(_observation_batch(tables, None))
     elif callable(policy):
-        raw = _called_actions(policy, mdp, obs_transform)
+        raw = _called_actions(policy, tables, obs_transform)
     else:
         raise TypeError(
             "policy must be a callable, a numpy table, a mapping, or have SB3's predict; "
             f"got {type(policy).__name__}"
         )
-    return _checked_actions(raw, mdp)
+    return _checked_actions(raw, tables)
 
 
 def _check_policy_arguments(policy, obs_transform) -> None:
@@ -211,7 +211,7 @@ def _check_policy_arguments(policy, obs_transform) -> None:
         raise TypeError(
             f"policy_actions cannot resolve the policy name {policy!r}: pass the name to "
             "baselines.evaluate(name, env_id, **kwargs), which knows the game, or build the "
-            "policy with baselines.heuristics.heuristic(env_id, name, **kwargs)"
+            "policy with dice_envs.policies.named_policy(env_id, name, **kwargs)"
         )
     if obs_transform is not None and not callable(obs_transform):
         raise TypeError(f"obs_transform must be callable, got {type(obs_transform).__name__}")
@@ -222,17 +222,17 @@ def _check_policy_arguments(policy, obs_transform) -> None:
         )
 
 
-def _predicted_actions(model, mdp: TabularMDP, obs_transform) -> np.ndarray:
+def _predicted_actions(model, tables: Tables, obs_transform) -> np.ndarray:
     """An SB3-style model's deterministic actions, asked in batches of PREDICT_BATCH (with
     the legal-action masks where its `predict` takes them)."""
-    batch = _observation_batch(mdp, obs_transform)
+    batch = _observation_batch(tables, obs_transform)
     if obs_transform is None:
-        _check_observation_space(model, mdp)
+        _check_observation_space(model, tables)
     takes_masks = "action_masks" in inspect.signature(model.predict).parameters
     chunks = []
     for lo in range(0, len(batch), PREDICT_BATCH):
         rows = batch[lo : lo + PREDICT_BATCH]
-        extra = {"action_masks": mdp.legal[lo : lo + PREDICT_BATCH]} if takes_masks else {}
+        extra = {"action_masks": tables.legal[lo : lo + PREDICT_BATCH]} if takes_masks else {}
         chunk, _ = model.predict(rows, deterministic=True, **extra)
         chunk = np.asarray(chunk)
         if chunk.size != len(rows):
@@ -244,49 +244,49 @@ def _predicted_actions(model, mdp: TabularMDP, obs_transform) -> np.ndarray:
     return np.concatenate(chunks)
 
 
-def _called_actions(policy, mdp: TabularMDP, obs_transform) -> list:
+def _called_actions(policy, tables: Tables, obs_transform) -> list:
     """A per-observation callable's answers, one call per state (slow on large games)."""
-    _warn_if_slow(mdp)
+    _warn_if_slow(tables)
     if obs_transform is not None:
-        return [policy(row) for row in _observation_batch(mdp, obs_transform)]
-    if mdp.observation_array.shape[1] == 1:
-        return [policy(obs) for obs in mdp.observations]
-    return [policy(np.array(obs, dtype=np.int64)) for obs in mdp.observations]
+        return [policy(row) for row in _observation_batch(tables, obs_transform)]
+    if tables.observation_array.shape[1] == 1:
+        return [policy(obs) for obs in tables.observations]
+    return [policy(np.array(obs, dtype=np.int64)) for obs in tables.observations]
 
 
-def _checked_actions(raw, mdp: TabularMDP) -> np.ndarray:
+def _checked_actions(raw, tables: Tables) -> np.ndarray:
     """The answers as an int64 action per state; an action outside 0..num_actions - 1 is a
     ValueError naming the observation."""
     actions = np.asarray(raw)
-    if actions.shape != (mdp.num_states,) or not np.issubdtype(actions.dtype, np.integer):
+    if actions.shape != (tables.num_states,) or not np.issubdtype(actions.dtype, np.integer):
         actions = np.array([_as_action(a) for a in np.asarray(raw, dtype=object).reshape(-1)])
-    bad = (actions < 0) | (actions >= mdp.num_actions)
+    bad = (actions < 0) | (actions >= tables.num_actions)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"the policy chose action {actions[i]} for observation {mdp.observations[i]}; "
-            f"actions are 0..{mdp.num_actions - 1}"
+            f"the policy chose action {actions[i]} for observation {tables.observations[i]}; "
+            f"actions are 0..{tables.num_actions - 1}"
         )
     return actions.astype(np.int64)
 
 
-def _warn_if_slow(mdp: TabularMDP) -> None:
-    if mdp.num_states > SLOW_CALLS:
+def _warn_if_slow(tables: Tables) -> None:
+    if tables.num_states > SLOW_CALLS:
         warnings.warn(
-            f"the policy is a Python callable asked once per state, {mdp.num_states:,} times "
+            f"the policy is a Python callable asked once per state, {tables.num_states:,} times "
             "here; dice_envs.policies.batched(f) (f takes all observations at once) or a table "
             "over the observation grid is much faster",
             stacklevel=4,
         )
 
 
-def _game_name(mdp: TabularMDP) -> str:
-    """The env id of the game behind `mdp`, for messages (best effort: else its model's repr).
+def _game_name(tables: Tables) -> str:
+    """The env id of the game behind `tables`, for messages (best effort: else its model's repr).
 
     A registered model may be a class, an import path "module:name", or a factory with a
     `model_class` (a two-player game against a fixed opponent wraps the model in `.model`).
     """
-    model = mdp.model
+    model = tables.model
     for layer in (model, getattr(model, "model", None)):
         if layer is None:
             continue
@@ -304,9 +304,9 @@ def _game_name(mdp: TabularMDP) -> str:
     return repr(model) if len(repr(model)) <= 80 else type(model).__name__
 
 
-def _game_space(mdp: TabularMDP) -> spaces.Space:
-    """The observation space of the env behind `mdp`."""
-    nvec = tuple(int(n) for n in mdp.model.observation_nvec)
+def _game_space(tables: Tables) -> spaces.Space:
+    """The observation space of the env behind `tables`."""
+    nvec = tuple(int(n) for n in tables.model.observation_nvec)
     return spaces.Discrete(nvec[0]) if len(nvec) == 1 else spaces.MultiDiscrete(nvec)
 
 
@@ -326,21 +326,21 @@ def _same_space(space, game_space: spaces.Space) -> bool:
     )
 
 
-def _check_observation_space(policy, mdp: TabularMDP) -> None:
+def _check_observation_space(policy, tables: Tables) -> None:
     space = getattr(policy, "observation_space", None)
     if space is None:
         return
-    game_space = _game_space(mdp)
+    game_space = _game_space(tables)
     if not _same_space(space, game_space):
         raise ValueError(
-            f"the model was trained on observations {space} but {_game_name(mdp)} with these "
+            f"the model was trained on observations {space} but {_game_name(tables)} with these "
             f"arguments has {game_space}; pass obs_transform= if it was trained through a wrapper"
         )
 
 
-def _observation_batch(mdp: TabularMDP, obs_transform) -> np.ndarray:
+def _observation_batch(tables: Tables, obs_transform) -> np.ndarray:
     """Every reachable observation as an int64 array, (n,) or (n, d), through `obs_transform`."""
-    batch = mdp.observation_array
+    batch = tables.observation_array
     batch = batch[:, 0] if batch.shape[1] == 1 else batch
     if obs_transform is None:
         return batch
@@ -353,15 +353,15 @@ def _observation_batch(mdp: TabularMDP, obs_transform) -> np.ndarray:
     return transformed
 
 
-def _table_actions(table: np.ndarray, mdp: TabularMDP) -> np.ndarray:
+def _table_actions(table: np.ndarray, tables: Tables) -> np.ndarray:
     """The entries of an action table at every reachable observation."""
-    grid = tuple(int(n) for n in mdp.model.observation_nvec)
+    grid = tuple(int(n) for n in tables.model.observation_nvec)
     if table.shape != grid:
         raise ValueError(
-            f"policy table has shape {table.shape}; {_game_name(mdp)} observations need shape "
+            f"policy table has shape {table.shape}; {_game_name(tables)} observations need shape "
             f"{grid} with these arguments (a table of actions indexed by the observation)"
         )
-    entries = table[tuple(mdp.observation_array.T)]
+    entries = table[tuple(tables.observation_array.T)]
     if np.issubdtype(entries.dtype, np.integer):
         return entries
     if np.issubdtype(entries.dtype, np.floating):
@@ -370,7 +370,7 @@ def _table_actions(table: np.ndarray, mdp: TabularMDP) -> np.ndarray:
             return entries.astype(np.int64)
         i = int(np.flatnonzero(~whole)[0])
         raise ValueError(
-            f"policy table holds {entries[i].item()!r} for observation {mdp.observations[i]}; "
+            f"policy table holds {entries[i].item()!r} for observation {tables.observations[i]}; "
             "its entries must be whole-number actions"
         )
     raise ValueError(
@@ -379,10 +379,10 @@ def _table_actions(table: np.ndarray, mdp: TabularMDP) -> np.ndarray:
     )
 
 
-def _mapping_actions(mapping: Mapping, mdp: TabularMDP) -> list:
+def _mapping_actions(mapping: Mapping, tables: Tables) -> list:
     """The mapping's action for every reachable observation; every one must be a key."""
     actions, missing = [], []
-    for obs in mdp.observations:
+    for obs in tables.observations:
         try:
             actions.append(mapping[obs])
         except KeyError:
@@ -391,8 +391,8 @@ def _mapping_actions(mapping: Mapping, mdp: TabularMDP) -> list:
         shown = ", ".join(str(obs) for obs in sorted(missing)[:5])
         more = ", ..." if len(missing) > 5 else ""
         raise ValueError(
-            f"the policy mapping has no action for {len(missing)} of the {mdp.num_states} "
-            f"reachable observations of {_game_name(mdp)} with these arguments, e.g. "
+            f"the policy mapping has no action for {len(missing)} of the {tables.num_states} "
+            f"reachable observations of {_game_name(tables)} with these arguments, e.g. "
             f"{shown}{more}"
         )
     return actions
@@ -406,7 +406,7 @@ def _as_action(action) -> int:
 
 
 def evaluate_on(
-    policy, mdp: TabularMDP, optimum: Solution, *, obs_transform=None, deterministic: bool = True
+    policy, tables: Tables, optimum: Solution, *, obs_transform=None, deterministic: bool = True
 ) -> Evaluation:
     """Evaluate `policy` exactly on an enumerated game whose optimum is already known.
 
@@ -416,15 +416,15 @@ def evaluate_on(
     start = time.perf_counter()
     if callable(getattr(policy, "batch", None)) and obs_transform is None:
         # Asked once: its answer decides between actions and probabilities, then is scored.
-        policy = _Answered(np.asarray(policy.batch(_observation_batch(mdp, None))))
+        policy = _Answered(np.asarray(policy.batch(_observation_batch(tables, None))))
     probs = policy_probabilities(
-        policy, mdp, obs_transform=obs_transform, deterministic=deterministic
+        policy, tables, obs_transform=obs_transform, deterministic=deterministic
     )
     if probs is None:
-        actions = policy_actions(policy, mdp, obs_transform=obs_transform)
-        evaluation = score_actions(actions, mdp, optimum)
+        actions = policy_actions(policy, tables, obs_transform=obs_transform)
+        evaluation = score_actions(actions, tables, optimum)
     else:
-        evaluation = score_probabilities(probs, mdp, optimum)
+        evaluation = score_probabilities(probs, tables, optimum)
     evaluation.seconds = time.perf_counter() - start
     return evaluation
 
@@ -443,9 +443,9 @@ class _Answered:
 
 
 def policy_probabilities(
-    policy, mdp: TabularMDP, *, obs_transform=None, deterministic: bool = True
+    policy, tables: Tables, *, obs_transform=None, deterministic: bool = True
 ) -> np.ndarray | None:
-    """A stochastic policy's action probabilities in every state of `mdp`, (n, actions), or
+    """A stochastic policy's action probabilities in every state of `tables`, (n, actions), or
     None for a deterministic policy (then `policy_actions` applies).
 
     Stochastic policies: a float table of shape `observation_nvec + (num_actions,)` (one
@@ -454,54 +454,56 @@ def policy_probabilities(
     returning a probability vector (a float array of length num_actions) for each observation.
     """
     if isinstance(policy, np.ndarray):
-        grid = tuple(int(n) for n in mdp.model.observation_nvec)
-        if policy.shape != grid + (mdp.num_actions,):
+        grid = tuple(int(n) for n in tables.model.observation_nvec)
+        if policy.shape != grid + (tables.num_actions,):
             return None
         if not np.issubdtype(policy.dtype, np.floating):
             raise ValueError(
                 f"a table of action probabilities must hold floats, got {policy.dtype}"
             )
-        return _checked_probabilities(policy[tuple(mdp.observation_array.T)], mdp)
+        return _checked_probabilities(policy[tuple(tables.observation_array.T)], tables)
     if hasattr(policy, "predict"):
         if deterministic:
             return None
-        return _model_probabilities(policy, mdp, obs_transform)
+        return _model_probabilities(policy, tables, obs_transform)
     if not deterministic:
         raise TypeError("deterministic=False is for SB3 models; pass probabilities otherwise")
     if callable(getattr(policy, "batch", None)) and obs_transform is None:
-        output = np.asarray(policy.batch(_observation_batch(mdp, None)))
-        return _checked_probabilities(output, mdp) if output.ndim == 2 else None
+        output = np.asarray(policy.batch(_observation_batch(tables, None)))
+        return _checked_probabilities(output, tables) if output.ndim == 2 else None
     if callable(policy) and not isinstance(policy, Mapping):
-        first = _callable_output(policy, mdp, obs_transform, 0)
-        if np.asarray(first).shape == (mdp.num_actions,) and not np.issubdtype(
+        first = _callable_output(policy, tables, obs_transform, 0)
+        if np.asarray(first).shape == (tables.num_actions,) and not np.issubdtype(
             np.asarray(first).dtype, np.integer
         ):
-            rows = [_callable_output(policy, mdp, obs_transform, i) for i in range(mdp.num_states)]
-            return _checked_probabilities(np.asarray(rows, dtype=float), mdp)
+            rows = [
+                _callable_output(policy, tables, obs_transform, i) for i in range(tables.num_states)
+            ]
+            return _checked_probabilities(np.asarray(rows, dtype=float), tables)
     return None
 
 
-def _callable_output(policy, mdp: TabularMDP, obs_transform, i: int):
+def _callable_output(policy, tables: Tables, obs_transform, i: int):
     if obs_transform is not None:
-        return policy(_observation_batch(mdp, obs_transform)[i])
-    obs = mdp.observations[i]
-    return policy(obs if mdp.observation_array.shape[1] == 1 else np.array(obs, dtype=np.int64))
+        return policy(_observation_batch(tables, obs_transform)[i])
+    obs = tables.observations[i]
+    return policy(obs if tables.observation_array.shape[1] == 1 else np.array(obs, dtype=np.int64))
 
 
-def _checked_probabilities(probs: np.ndarray, mdp: TabularMDP) -> np.ndarray:
-    probs = np.asarray(probs, dtype=float).reshape(mdp.num_states, mdp.num_actions)
+def _checked_probabilities(probs: np.ndarray, tables: Tables) -> np.ndarray:
+    probs = np.asarray(probs, dtype=float).reshape(tables.num_states, tables.num_actions)
     bad = ~np.isfinite(probs).all(axis=1) | (probs < 0).any(axis=1)
     bad |= np.abs(probs.sum(axis=1) - 1.0) > PROBABILITY_TOLERANCE
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"the policy's probabilities for observation {mdp.observations[i]} are "
+            f"the policy's probabilities for observation {tables.observations[i]} are "
             f"{probs[i].tolist()}; they must be >= 0 and sum to 1"
         )
     return probs / probs.sum(axis=1, keepdims=True)  # round-off only: the check above holds
 
 
-def _model_probabilities(model, mdp: TabularMDP, obs_transform) -> np.ndarray:
+def _model_probabilities(model, tables: Tables, obs_transform) -> np.ndarray:
     """An SB3 model's action probabilities (its categorical distribution) at every state."""
     policy = getattr(model, "policy", None)
     if policy is None or not hasattr(policy, "get_distribution"):
@@ -511,53 +513,55 @@ def _model_probabilities(model, mdp: TabularMDP, obs_transform) -> np.ndarray:
         )
     import torch
 
-    batch = _observation_batch(mdp, obs_transform)
+    batch = _observation_batch(tables, obs_transform)
     if obs_transform is None:
-        _check_observation_space(model, mdp)
+        _check_observation_space(model, tables)
     takes_masks = "action_masks" in inspect.signature(policy.get_distribution).parameters
     chunks = []
     with torch.no_grad():
         for lo in range(0, len(batch), PREDICT_BATCH):
             obs, _ = policy.obs_to_tensor(batch[lo : lo + PREDICT_BATCH])
-            extra = {"action_masks": mdp.legal[lo : lo + PREDICT_BATCH]} if takes_masks else {}
+            extra = {"action_masks": tables.legal[lo : lo + PREDICT_BATCH]} if takes_masks else {}
             distribution = policy.get_distribution(obs, **extra).distribution
             chunks.append(distribution.probs.cpu().numpy().astype(float))
-    return _checked_probabilities(np.concatenate(chunks), mdp)
+    return _checked_probabilities(np.concatenate(chunks), tables)
 
 
-def score_actions(actions: np.ndarray, mdp: TabularMDP, optimum: Solution) -> Evaluation:
-    """The exact score of taking `actions[i]` in state i of `mdp` (a sparse linear solve)."""
+def score_actions(actions: np.ndarray, tables: Tables, optimum: Solution) -> Evaluation:
+    """The exact score of taking `actions[i]` in state i of `tables` (a sparse linear solve)."""
     start = time.perf_counter()
-    values = evaluate_linear(mdp, actions)
-    visits = occupancy(mdp, actions)  # the same factorisation, solved the other way
-    rows = np.arange(mdp.num_states)
-    good = optimal_action_mask(optimum.q, mdp.legal)[rows, actions]
-    given_up = optimum.state_values - _all_q(optimum, mdp)[rows, actions]
-    return _evaluation(values, visits, given_up, good, actions, None, mdp, optimum, start)
+    values = evaluate_linear(tables, actions)
+    visits = occupancy(tables, actions)  # the same factorisation, solved the other way
+    rows = np.arange(tables.num_states)
+    good = optimal_action_mask(optimum.q, tables.legal)[rows, actions]
+    given_up = optimum.state_values - _all_q(optimum, tables)[rows, actions]
+    return _evaluation(values, visits, given_up, good, actions, None, tables, optimum, start)
 
 
-def score_probabilities(probs: np.ndarray, mdp: TabularMDP, optimum: Solution) -> Evaluation:
+def score_probabilities(probs: np.ndarray, tables: Tables, optimum: Solution) -> Evaluation:
     """The exact score of a stochastic policy, `probs[i, a]` the probability of action a in
-    state i of `mdp` (a sparse linear solve of the policy's averaged transitions)."""
+    state i of `tables` (a sparse linear solve of the policy's averaged transitions)."""
     start = time.perf_counter()
-    values, visits = evaluate_stochastic(mdp, probs)
-    good = (probs * optimal_action_mask(optimum.q, mdp.legal)).sum(axis=1)
-    given_up = optimum.state_values - (probs * _all_q(optimum, mdp)).sum(axis=1)
+    values, visits = evaluate_stochastic(tables, probs)
+    good = (probs * optimal_action_mask(optimum.q, tables.legal)).sum(axis=1)
+    given_up = optimum.state_values - (probs * _all_q(optimum, tables)).sum(axis=1)
     actions = probs.argmax(axis=1)
-    return _evaluation(values, visits, given_up, good, actions, probs, mdp, optimum, start)
+    return _evaluation(values, visits, given_up, good, actions, probs, tables, optimum, start)
 
 
-def _all_q(optimum: Solution, mdp: TabularMDP) -> np.ndarray:
+def _all_q(optimum: Solution, tables: Tables) -> np.ndarray:
     """Q* of every action, illegal ones included (they play as the rules say), kept."""
     cached = getattr(optimum, "_all_actions_q", None)
     if cached is None:
-        cached = q_from_values(mdp, optimum.state_values)
+        cached = q_from_values(tables, optimum.state_values)
         optimum._all_actions_q = cached
     return cached
 
 
-def _evaluation(values, visits, given_up, good, actions, probs, mdp, optimum, start) -> Evaluation:
-    value = float(mdp.initial @ values)
+def _evaluation(
+    values, visits, given_up, good, actions, probs, tables, optimum, start
+) -> Evaluation:
+    value = float(tables.initial @ values)
     optimal_visits = optimum.visits()
     total = optimal_visits.sum()
     agreement = float(optimal_visits @ good / total) if total > 0 else 1.0
@@ -575,7 +579,7 @@ def _evaluation(values, visits, given_up, good, actions, probs, mdp, optimum, st
         visits=visits,
         losses=visits * given_up,
         probabilities=probs,
-        observations=mdp.observation_array,
-        observation_nvec=tuple(int(n) for n in mdp.model.observation_nvec),
+        observations=tables.observation_array,
+        observation_nvec=tuple(int(n) for n in tables.model.observation_nvec),
         optimal_actions=optimum.policy,
     )

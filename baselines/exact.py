@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from baselines.evaluation import Evaluation, evaluate_on, score_actions
-from baselines.heuristics import heuristic
 from baselines.solvers import Solution, bellman_residual, solve_mdp
 from dice_envs import game, make_model
+from dice_envs.policies import named_policy
 from dice_envs.tables import Tables, build_tables
 
 METHODS = ("auto", "generic", "backward", "value_iteration", "specialised")
@@ -113,7 +113,7 @@ def _enumerated(env_id: str, kwargs: dict[str, Any]) -> tuple[Tables, Solution]:
 def on_states(solution: Solution, tables: Tables) -> Solution:
     """`solution` re-indexed by the states of `tables` (for a solver with its own indexing),
     with its Bellman residual computed on the tables."""
-    if solution.mdp is tables:
+    if solution.tables is tables:
         return solution
     rows = solution.indices_of(tables.observation_array)
     if (rows < 0).any():
@@ -131,7 +131,7 @@ def on_states(solution: Solution, tables: Tables) -> Solution:
         seconds=solution.seconds,
         _residual=bellman_residual(tables, state_values),
         iterations=solution.iterations,
-        mdp=tables,
+        tables=tables,
         table_seconds=tables.seconds,
     )
 
@@ -149,7 +149,7 @@ def evaluate(
     The policy may be a callable obs -> action, a numpy table indexed by the observation, a
     mapping, anything with SB3's `predict`, a `Solution`, a two-player solution or an
     `Equilibrium` (played from the agent's seat, an equilibrium's mixtures as mixtures), or the
-    name of a heuristic of `baselines.heuristics` ("stop-at-25"). Stochastic policies are scored
+    name of one of the game's named policies ("stop-at-25"). Stochastic policies are scored
     exactly too: a float table with a last axis of action probabilities, a callable returning a
     probability vector, or an SB3 model with `deterministic=False` (its action distribution, as
     it plays when sampling). `obs_transform` maps a batch of raw observations to what the policy
@@ -165,7 +165,7 @@ def evaluate(
             policy, obs_transform=obs_transform, deterministic=deterministic, **kwargs
         )
     if isinstance(policy, str):
-        policy = heuristic(env_id, policy, **kwargs)
+        policy = named_policy(env_id, policy, **kwargs)
     if callable(getattr(policy, "probabilities", None)) and obs_transform is None:
         # A two-player solution or an equilibrium: its whole policy as a table over the grid
         # (the equilibrium's mixtures played as mixtures).

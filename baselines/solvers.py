@@ -1,4 +1,4 @@
-"""Generic exact solvers over a `TabularMDP`: backward induction, value iteration, and exact
+"""Generic exact solvers over a game's `Tables`: backward induction, value iteration, and exact
 evaluation of a fixed policy by a sparse linear solve.
 
 All games here are undiscounted and end with probability 1 under every policy, so values are
@@ -18,8 +18,7 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 
 from baselines.protocols import ByObservation, observation_rows
-from dice_envs.tables import Tables as TabularMDP
-from dice_envs.tables import longest_path_levels, observation_key
+from dice_envs.tables import Tables, longest_path_levels, observation_key
 
 # Actions whose Q-value is within this of the best are all counted optimal (ties).
 TIE_TOLERANCE = 1e-9
@@ -51,12 +50,12 @@ class Solution(ByObservation):
             leaves out the tables it builds only to measure `bellman_residual`).
         iterations: value iteration's sweeps, or the most passes a layer of Pig's layered
             solver took (0 for backward induction and the other specialised solvers).
-        mdp: the tables the arrays are indexed by (None for a specialised solve, whose rows
-            are its grid's); `tables` reads it.
+        tables: the tables the arrays are indexed by (None for a specialised solve, whose rows
+            are its grid's).
         table_seconds: the time spent building the tables (not part of `seconds` for a
             specialised solver, whose residual is measured when first read).
         batch_index: an (m, k) batch of observations -> their state indices, -1 where there
-            is none (None: `indices_of` asks `mdp` or `index_of`).
+            is none (None: `indices_of` asks `tables` or `index_of`).
         bellman_residual: max over the tables' states of |V(s) - max_a Q(s, a)|, Q computed
             from the tables and the returned V (NaN when no tables were built).
         num_states: the number of reachable non-terminal states (the tables'); a specialised
@@ -73,7 +72,7 @@ class Solution(ByObservation):
     seconds: float
     _residual: float
     iterations: int = 0
-    mdp: TabularMDP | None = field(default=None, repr=False)
+    tables: Tables | None = field(default=None, repr=False)
     table_seconds: float = 0.0
     _reachable: int = field(default=-1, repr=False)
     batch_index: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
@@ -82,17 +81,17 @@ class Solution(ByObservation):
     def visits(self) -> np.ndarray:
         """Expected visits of each state under this policy from the start (computed once)."""
         if self._visits is None:
-            if self.mdp is None:
+            if self.tables is None:
                 raise ValueError("visits need the tables the solution is indexed by")
-            self._visits = occupancy(self.mdp, self.policy)
+            self._visits = occupancy(self.tables, self.policy)
         return self._visits
 
     def indices_of(self, observations: np.ndarray) -> np.ndarray:
         """State indices of an (m, k) batch of observations (-1 where there is none)."""
         if self.batch_index is not None:
             return self.batch_index(np.asarray(observations))
-        if self.mdp is not None:
-            return self.mdp.indices_of(observations)
+        if self.tables is not None:
+            return self.tables.indices_of(observations)
         rows = []
         for obs in np.asarray(observations):
             try:
@@ -102,11 +101,11 @@ class Solution(ByObservation):
         return np.array(rows, dtype=np.int64)
 
     def __post_init__(self) -> None:
-        if self._reachable < 0 and self.mdp is not None:
-            self._reachable = self.mdp.num_states
-        self._measure: Callable[[], TabularMDP] | None = None
+        if self._reachable < 0 and self.tables is not None:
+            self._reachable = self.tables.num_states
+        self._measure: Callable[[], Tables] | None = None
 
-    def measure_on(self, build: Callable[[], TabularMDP]) -> None:
+    def measure_on(self, build: Callable[[], Tables]) -> None:
         """Measure the Bellman residual and the number of reachable states on the tables
         that `build()` returns, when first asked (for solvers that need no tables)."""
         self._measure = build
@@ -170,12 +169,6 @@ class Solution(ByObservation):
         there (`q_values` gives what the model makes of those)."""
         i = self.index_of(obs)
         return np.where(self.legal[i], self.q[i], np.nan)
-
-    @property
-    def tables(self) -> TabularMDP | None:
-        """The tables the solution is indexed by (None for a specialised solve that built
-        none)."""
-        return self.mdp
 
     def optimal_actions(self, obs) -> list[int]:
         """Every legal action within TIE_TOLERANCE of the best."""
@@ -271,8 +264,10 @@ def optimal_action_mask(q: np.ndarray, legal: np.ndarray) -> np.ndarray:
     return legal & (q >= best - TIE_TOLERANCE * np.maximum(1.0, np.abs(best)))
 
 
-def q_from_values(mdp: TabularMDP, values: np.ndarray) -> np.ndarray:
-    return mdp.expected_rewards + np.column_stack([m @ values for m in mdp.transition_matrices])
+def q_from_values(tables: Tables, values: np.ndarray) -> np.ndarray:
+    return tables.expected_rewards + np.column_stack(
+        [m @ values for m in tables.transition_matrices]
+    )
 
 
 def greedy(q: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -280,8 +275,8 @@ def greedy(q: np.ndarray, legal: np.ndarray) -> np.ndarray:
     return np.where(legal, q, -np.inf).argmax(axis=1)
 
 
-def bellman_residual(mdp: TabularMDP, values: np.ndarray) -> float:
-    best = np.where(mdp.legal, q_from_values(mdp, values), -np.inf).max(axis=1)
+def bellman_residual(tables: Tables, values: np.ndarray) -> float:
+    best = np.where(tables.legal, q_from_values(tables, values), -np.inf).max(axis=1)
     return float(np.max(np.abs(best - values), initial=0.0))
 
 
@@ -315,18 +310,20 @@ def _layered_pass(
     return values, q
 
 
-def backward_induction(mdp: TabularMDP) -> tuple[np.ndarray, np.ndarray]:
+def backward_induction(tables: Tables) -> tuple[np.ndarray, np.ndarray]:
     """Exact optimal values and Q-values of an acyclic game in one backward pass over levels.
 
     Limits: acyclic games only (ValueError otherwise); exact up to float round-off.
     """
-    if not mdp.acyclic:
+    if not tables.acyclic:
         raise ValueError("backward induction needs an acyclic game; use value_iteration")
-    return _layered_pass(mdp.levels, mdp.transition_matrices, mdp.expected_rewards, mdp.legal)
+    return _layered_pass(
+        tables.levels, tables.transition_matrices, tables.expected_rewards, tables.legal
+    )
 
 
 def value_iteration(
-    mdp: TabularMDP, tol: float = 1e-12, max_iterations: int = 1_000_000
+    tables: Tables, tol: float = 1e-12, max_iterations: int = 1_000_000
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Synchronous value iteration from V = 0 until successive iterates differ by at most `tol`.
 
@@ -335,31 +332,31 @@ def value_iteration(
     result is at most `tol`, and for acyclic games the iteration is exact after as many sweeps as
     the longest path. Raises RuntimeError if `max_iterations` pass first.
     """
-    values = np.zeros(mdp.num_states)
+    values = np.zeros(tables.num_states)
     for iteration in range(1, max_iterations + 1):
-        q = q_from_values(mdp, values)
-        new_values = np.where(mdp.legal, q, -np.inf).max(axis=1)
+        q = q_from_values(tables, values)
+        new_values = np.where(tables.legal, q, -np.inf).max(axis=1)
         change = float(np.max(np.abs(new_values - values), initial=0.0))
         values = new_values
         if change <= tol:
-            return values, q_from_values(mdp, values), iteration
+            return values, q_from_values(tables, values), iteration
     raise RuntimeError(f"value iteration did not reach tol={tol} in {max_iterations} sweeps")
 
 
-def evaluate_linear(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
+def evaluate_linear(tables: Tables, actions: np.ndarray) -> np.ndarray:
     """Exact values of a deterministic policy: solve (I - P_pi) v = r_pi.
 
     Raises ValueError if the policy can cycle forever (the system is then singular).
     """
-    values = _factor(mdp, actions).solve(mdp.policy_rewards(actions))
+    values = _factor(tables, actions).solve(tables.policy_rewards(actions))
     if not np.all(np.isfinite(values)):
         raise ValueError("the policy never ends the game from some state (singular system)")
     return values
 
 
-def stochastic_system(mdp: TabularMDP, probs: np.ndarray) -> tuple[PolicySystem, np.ndarray]:
+def stochastic_system(tables: Tables, probs: np.ndarray) -> tuple[PolicySystem, np.ndarray]:
     """I - P for action probabilities `probs` (n, actions), and the expected rewards r."""
-    n, num_actions = mdp.num_states, mdp.num_actions
+    n, num_actions = tables.num_states, tables.num_actions
     weights = sp.csr_matrix(
         (
             probs.reshape(-1),
@@ -368,30 +365,30 @@ def stochastic_system(mdp: TabularMDP, probs: np.ndarray) -> tuple[PolicySystem,
         ),
         shape=(n, n * num_actions),
     )
-    matrix = (weights @ mdp.live_matrix)[:, :n].tocsr()
+    matrix = (weights @ tables.live_matrix)[:, :n].tocsr()
     matrix.eliminate_zeros()
-    rewards = (probs * mdp.expected_rewards).sum(axis=1)
+    rewards = (probs * tables.expected_rewards).sum(axis=1)
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
         return PolicySystem(sp.csr_matrix((0, 0)), empty, empty), rewards
     return PolicySystem.of_matrix(matrix), rewards
 
 
-def evaluate_stochastic(mdp: TabularMDP, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def evaluate_stochastic(tables: Tables, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Exact values of a stochastic policy, and its expected visits of every state from the
     start: (I - P_pi) v = r_pi and (I - P_pi)^T d = start. Raises ValueError if the policy
     can cycle forever."""
-    system, rewards = stochastic_system(mdp, probs)
+    system, rewards = stochastic_system(tables, probs)
     values = system.solve(rewards)
-    visits = system.solve(mdp.initial, transpose=True)
+    visits = system.solve(tables.initial, transpose=True)
     if not (np.all(np.isfinite(values)) and np.all(np.isfinite(visits))):
         raise ValueError("the policy never ends the game from some state (singular system)")
     return values, visits
 
 
-def occupancy(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
+def occupancy(tables: Tables, actions: np.ndarray) -> np.ndarray:
     """Expected number of visits to each state under a deterministic policy from the start."""
-    return _factor(mdp, actions).solve(mdp.initial, transpose=True)
+    return _factor(tables, actions).solve(tables.initial, transpose=True)
 
 
 def block_order(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
@@ -463,7 +460,7 @@ class PolicySystem:
         return cls(permuted, order, level)
 
     @classmethod
-    def of_policy(cls, tables: TabularMDP, actions: np.ndarray) -> PolicySystem:
+    def of_policy(cls, tables: Tables, actions: np.ndarray) -> PolicySystem:
         """The system of `actions` on `tables`, holding one copy of P at a time."""
         matrix, _ = tables.policy_matrix(actions)
         order, level = block_order(matrix)
@@ -490,32 +487,32 @@ class PolicySystem:
         return solution
 
 
-def _factor(mdp: TabularMDP, actions: np.ndarray) -> PolicySystem:
+def _factor(tables: Tables, actions: np.ndarray) -> PolicySystem:
     """The policy's factorisation, kept on the tables for the last policy (evaluating a
     policy and counting its visits share one LU)."""
     actions = np.asarray(actions)
     key = actions.tobytes()
-    cached = getattr(mdp, "_policy_system", None)
+    cached = getattr(tables, "_policy_system", None)
     if cached is not None and cached[0] == key:
         return cached[1]
-    if mdp.num_states == 0:
+    if tables.num_states == 0:
         empty = np.zeros(0, dtype=np.int64)
         return PolicySystem(sp.csr_matrix((0, 0)), empty, empty)
-    system = PolicySystem.of_policy(mdp, actions)
-    mdp._policy_system = (key, system)
+    system = PolicySystem.of_policy(tables, actions)
+    tables._policy_system = (key, system)
     return system
 
 
-def evaluate_backward(mdp: TabularMDP, actions: np.ndarray) -> np.ndarray:
+def evaluate_backward(tables: Tables, actions: np.ndarray) -> np.ndarray:
     """Exact values of a deterministic policy by one backward pass (acyclic games only)."""
-    if not mdp.acyclic:
+    if not tables.acyclic:
         raise ValueError("a backward pass needs an acyclic game; use evaluate_linear")
-    matrix, rewards = mdp.policy_matrix(actions)
-    legal = np.ones((mdp.num_states, 1), dtype=bool)
-    return _layered_pass(mdp.levels, [matrix], rewards[:, None], legal)[0]
+    matrix, rewards = tables.policy_matrix(actions)
+    legal = np.ones((tables.num_states, 1), dtype=bool)
+    return _layered_pass(tables.levels, [matrix], rewards[:, None], legal)[0]
 
 
-def solve_mdp(mdp: TabularMDP, method: str = "auto", tol: float = 1e-12) -> Solution:
+def solve_mdp(tables: Tables, method: str = "auto", tol: float = 1e-12) -> Solution:
     """Solve an enumerated game: backward induction if acyclic, else value iteration.
 
     `method` is "auto", "backward" or "value_iteration".
@@ -523,23 +520,23 @@ def solve_mdp(mdp: TabularMDP, method: str = "auto", tol: float = 1e-12) -> Solu
     start = time.perf_counter()
     iterations = 0
     if method == "auto":
-        method = "backward" if mdp.acyclic else "value_iteration"
+        method = "backward" if tables.acyclic else "value_iteration"
     if method == "backward":
-        values, q = backward_induction(mdp)
+        values, q = backward_induction(tables)
     elif method == "value_iteration":
-        values, q, iterations = value_iteration(mdp, tol=tol)
+        values, q, iterations = value_iteration(tables, tol=tol)
     else:
         raise ValueError(f"method must be 'auto', 'backward' or 'value_iteration', got {method!r}")
     return Solution(
-        value=float(mdp.initial @ values),
+        value=float(tables.initial @ values),
         state_values=values,
         q=q,
-        policy=greedy(q, mdp.legal),
-        legal=mdp.legal,
-        index_of=mdp.index_of,
+        policy=greedy(q, tables.legal),
+        legal=tables.legal,
+        index_of=tables.index_of,
         method=method,
         seconds=time.perf_counter() - start,
-        _residual=bellman_residual(mdp, values),
+        _residual=bellman_residual(tables, values),
         iterations=iterations,
-        mdp=mdp,
+        tables=tables,
     )

@@ -31,9 +31,9 @@ from baselines.evaluation import (
     score_actions,
 )
 from baselines.exact import enumerated, on_states
-from baselines.heuristics import heuristic
 from baselines.solvers import PolicySystem, Solution, greedy, optimal_action_mask
 from dice_envs.games.seat_policy import SLOW_CALLS
+from dice_envs.policies import named_policy
 from dice_envs.tables import Tables
 
 # Policy iteration for a discounted Q* stops with a RuntimeError after this many steps.
@@ -350,7 +350,7 @@ def _evaluation(policy, env_id, tables, optimum, obs_transform, deterministic, k
     """The acting policy's exact evaluation on the kept tables (as `baselines.evaluate`)."""
     start = time.perf_counter()
     if isinstance(policy, str):
-        policy = heuristic(env_id, policy, **kwargs)
+        policy = named_policy(env_id, policy, **kwargs)
     if callable(getattr(policy, "probabilities", None)) and obs_transform is None:
         policy = np.asarray(policy.probabilities())
     if isinstance(policy, Solution) and obs_transform is None:

@@ -8,9 +8,6 @@ Importing the package registers the ids of `dice_envs.registration.GAMES`:
     env = gym.make("dice_envs/SumAvoid-v0", N=10)
 """
 
-from typing import Any
-
-from dice_envs import registration
 from dice_envs.registration import (
     GAMES,
     Game,
@@ -25,7 +22,6 @@ from dice_envs.registration import (
 # The one place the version is written: pyproject.toml reads it (dynamic = ["version"]).
 __version__ = "0.5.0"
 __all__ = [
-    "ENV_IDS",
     "GAMES",
     "Game",
     "Reference",
@@ -36,10 +32,3 @@ __all__ = [
     "register_game",
     "unregister_game",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    # ENV_IDS reads the live registry (a game registered after import is in it).
-    if name == "ENV_IDS":
-        return registration.env_ids()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

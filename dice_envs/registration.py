@@ -612,10 +612,3 @@ register_game(
     sampled_player="baselines.yahtzee_sampled:YahtzeePlayer",
     page_variants=[{"joker": "forced"}, {"joker": "free"}, {"joker": "verhoeff"}],
 )
-
-
-def __getattr__(name: str) -> Any:
-    # ENV_IDS was a snapshot taken at import; it now reads the live registry.
-    if name == "ENV_IDS":
-        return env_ids()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -165,17 +165,17 @@ def test_solve_agrees_with_the_generic_solver(horizon):
     generic = baselines.solve(ID, method="generic", horizon=horizon)
     assert isinstance(fast, ChowRobbinsSolution) and fast.method == "specialised"
     assert fast.value == pytest.approx(generic.value, abs=1e-12)
-    mdp = generic.mdp
-    lazy = np.array([fast.q_values(obs) for obs in mdp.observations])  # before the arrays
+    tables = generic.tables
+    lazy = np.array([fast.q_values(obs) for obs in tables.observations])  # before the arrays
     assert fast._arrays is None
     np.testing.assert_allclose(lazy, generic.q, atol=1e-12)
     np.testing.assert_allclose(
-        fast.q[fast.indices_of(mdp.observation_array)], generic.q, atol=1e-12
+        fast.q[fast.indices_of(tables.observation_array)], generic.q, atol=1e-12
     )
-    for obs in mdp.observations:
+    for obs in tables.observations:
         assert fast.action(obs) in generic.optimal_actions(obs)
         assert fast.action(obs) == fast.policy[fast.index_of(obs)]
-    assert fast.bellman_residual <= 1e-12 and fast.num_states == mdp.num_states
+    assert fast.bellman_residual <= 1e-12 and fast.num_states == tables.num_states
 
 
 def test_large_horizon_solution_without_quadratic_memory(banded_100k):

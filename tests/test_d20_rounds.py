@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import baselines
-from baselines.heuristics import heuristic
+from dice_envs.policies import named_policy
 
 ID = "dice_envs/D20Rounds-v0"
 
@@ -52,8 +52,8 @@ def test_specialised_solver_agrees_with_the_generic_one(kwargs):
     fast = baselines.solve(ID, method="specialised", **kwargs)
     generic = baselines.solve(ID, method="generic", **kwargs)
     assert fast.value == pytest.approx(generic.value, abs=1e-9)
-    mdp = generic.mdp
-    for i, obs in enumerate(mdp.observations):
+    tables = generic.tables
+    for i, obs in enumerate(tables.observations):
         np.testing.assert_allclose(fast.q_values(obs), generic.q[i], atol=1e-9)
         assert fast.action(obs) == generic.policy[i]
     assert generic.bellman_residual <= 1e-9
@@ -79,7 +79,7 @@ def first_success_value(rounds, p_success, mean_taken):
 @pytest.mark.parametrize("rounds", [1, 2, 10, 100])
 def test_blog_post_strategies_exactly(rounds):
     values = {
-        name: baselines.evaluate(heuristic(ID, name, rounds=rounds), ID, rounds=rounds).value
+        name: baselines.evaluate(named_policy(ID, name, rounds=rounds), ID, rounds=rounds).value
         for name in ("take-anything", "roll-once", "reroll-below-max", "take-above-10")
     }
     assert values["take-anything"] == pytest.approx(rounds, abs=1e-9)
@@ -93,7 +93,7 @@ def test_blog_post_strategies_exactly(rounds):
 def test_blog_post_estimates_for_100_rounds():
     # The blog post estimates "roll until 20" at about 80 * 20 = 1600 and "take 11 or
     # more" at about 98 * 15.5 = 1519; the exact values sit close to both.
-    reroll = baselines.evaluate(heuristic(ID, "reroll-below-max"), ID).value
-    above = baselines.evaluate(heuristic(ID, "take-above-10"), ID).value
+    reroll = baselines.evaluate(named_policy(ID, "reroll-below-max"), ID).value
+    above = baselines.evaluate(named_policy(ID, "take-above-10"), ID).value
     assert reroll == pytest.approx(1600, rel=0.01)
     assert above == pytest.approx(1519, rel=0.001)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dice_envs import ENV_IDS
+from dice_envs import env_ids
 from docs.tools.game_pages import SECTIONS, page_path, rules_text, write_page_section
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,7 +35,7 @@ def test_a_page_goes_only_under_the_folder_the_caller_names(tmp_path, monkeypatc
     ]
 
 
-@pytest.mark.parametrize("env_id", ENV_IDS)
+@pytest.mark.parametrize("env_id", env_ids())
 def test_the_rules_are_the_envs_docstring_with_its_spaces(env_id):
     text = rules_text(env_id)
     assert "### Action Space" in text and "### Observation Space" in text
@@ -43,7 +43,7 @@ def test_the_rules_are_the_envs_docstring_with_its_spaces(env_id):
     assert "has observation space `" in text
 
 
-@pytest.mark.parametrize("env_id", ENV_IDS)
+@pytest.mark.parametrize("env_id", env_ids())
 def test_every_committed_page_has_its_sections_and_working_links(env_id):
     path = page_path(env_id, ROOT / "docs")
     text = path.read_text()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import CASES, case_id, with_tables
 
-from dice_envs import ENV_IDS, game, make_model
+from dice_envs import env_ids, game, make_model
 from dice_envs.games.base import GameModel, reachable_states
 
 
@@ -31,7 +31,7 @@ def test_every_outcome_list_is_a_distribution(case):
 
 
 def test_all_ids_have_a_model():
-    for env_id in ENV_IDS:
+    for env_id in env_ids():
         model = make_model(env_id)
         if game(env_id).tables:
             assert isinstance(model, GameModel)

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 import baselines
-from baselines.heuristics import heuristic
 from baselines.pig import two_player_optimum
 from dice_envs import make_model
 from dice_envs.games.base import uniform_die
 from dice_envs.games.pig import HOLD, ROLL
+from dice_envs.policies import named_policy
 
 ID = "dice_envs/Pig-v0"
 LOADED = (0.25, 0.05, 0.1, 0.2, 0.2, 0.2)
@@ -77,7 +77,7 @@ def test_neller_presser_first_player_win_probability():
 def test_hold_at_20_against_itself():
     # Neller's published figure: hold-at-20 (or the goal) against itself, the first player wins
     # about 0.5347 of games to 100. Exact here: a sparse linear solve over every position.
-    policy = heuristic(ID, "hold-at-20")
+    policy = named_policy(ID, "hold-at-20")
     score = baselines.evaluate(policy, ID, opponent="hold-at-20", agent_starts=True)
     assert round(score.value, 4) == 0.5347
     assert score.gap > 0 and 0 < score.agreement < 1
@@ -133,10 +133,10 @@ def test_specialised_and_generic_best_responses_agree(goal, opponent):
     generic = baselines.solve(ID, goal=goal, opponent=opponent, agent_starts=None, method="generic")
     assert generic.method == "value_iteration" and generic.bellman_residual <= 1e-9
     assert fast.value == pytest.approx(generic.value, abs=1e-9)
-    for i, obs in enumerate(generic.mdp.observations):
+    for i, obs in enumerate(generic.tables.observations):
         np.testing.assert_allclose(fast.q_values(obs), generic.q[i], atol=1e-9)
-    on_mdp = baselines.on_states(fast, generic.mdp)
-    assert on_mdp.bellman_residual <= 1e-9
+    on_tables = baselines.on_states(fast, generic.tables)
+    assert on_tables.bellman_residual <= 1e-9
 
 
 def test_goal_20_optimum_rolls_to_the_goal():
@@ -234,7 +234,7 @@ def test_loaded_dice_solve_and_agree_with_value_iteration(die, goal, opponent):
     fast = baselines.solve(ID, **kwargs)
     generic = baselines.solve(ID, method="generic", tol=1e-13, **kwargs)
     assert fast.bellman_residual <= 1e-12
-    np.testing.assert_allclose(baselines.on_states(fast, generic.mdp).q, generic.q, atol=1e-9)
+    np.testing.assert_allclose(baselines.on_states(fast, generic.tables).q, generic.q, atol=1e-9)
     if opponent == "optimal":
         assert fast.value == pytest.approx(two_player_optimum(goal, die).value, abs=1e-12)
 

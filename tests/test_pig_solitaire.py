@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import baselines
-from baselines.heuristics import heuristic
 from dice_envs import make_model
 from dice_envs.games.pig import HOLD, ROLL
+from dice_envs.policies import named_policy
 
 SOLO = "dice_envs/PigSolitaire-v0"
 
@@ -23,7 +23,7 @@ def test_fewest_turns_to_100_as_published():
     # Tijms (2012), after Haigh and Roters (2000), reports 12.545 turns at best, 12.637
     # holding at 20 (or at what the score still lacks).
     assert round(-baselines.solve(SOLO).value, 3) == 12.545
-    hold = baselines.evaluate(heuristic(SOLO, "hold-at-20"), SOLO)
+    hold = baselines.evaluate(named_policy(SOLO, "hold-at-20"), SOLO)
     assert round(-hold.value, 3) == 12.637
 
 

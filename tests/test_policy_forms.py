@@ -125,10 +125,10 @@ def test_a_name_that_does_not_fit_the_game_lists_the_names_that_do():
     assert baselines.evaluate("five-dice", SIMHOG, **SIMHOG_ARGS).value == pytest.approx(0.5)
 
 
-def test_the_old_opponent_callable_form_still_works_with_a_warning():
-    with pytest.warns(DeprecationWarning, match="takes the observation"):
-        old = baselines.solve(PIG, opponent=lambda own, other, turn: int(turn < 20), **PIG_ARGS)
-    assert old.value == pytest.approx(baselines.solve(PIG, **PIG_ARGS).value, abs=1e-12)
+def test_the_old_opponent_callable_form_is_refused_with_the_form_wanted():
+    # f(own, other, turn_total), one argument per component, was deprecated in 0.5.0.
+    with pytest.raises(ValueError, match=r"takes the observation, f\(observation\)"):
+        baselines.solve(PIG, opponent=lambda own, other, turn: int(turn < 20), **PIG_ARGS)
 
 
 def test_a_slow_form_says_what_the_fast_one_is():

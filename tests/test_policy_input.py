@@ -56,8 +56,8 @@ def test_float_table_of_whole_numbers_is_a_table_of_actions():
 
 def test_mapping_missing_observations_says_how_many_and_which():
     mapping = {(r, f): int(f <= 3) for r in range(2, 5) for f in range(1, 7)}  # no round 1
-    mdp, _ = baselines.enumerated(D20, **D20_KWARGS)
-    assert mdp.num_states == 19  # rounds 4 (start face 1 only), 3, 2, 1 with 6 faces each
+    tables, _ = baselines.enumerated(D20, **D20_KWARGS)
+    assert tables.num_states == 19  # rounds 4 (start face 1 only), 3, 2, 1 with 6 faces each
     with pytest.raises(
         ValueError,
         match=r"no action for 6 of the 19 reachable observations of dice_envs/D20Rounds-v0 .*"
@@ -94,24 +94,24 @@ def test_stable_baselines3_model_on_another_size_of_the_game_is_refused():
 
 
 def test_obs_transform_feeds_the_policy_the_wrapped_observations():
-    mdp, optimum = baselines.enumerated(SUM_AVOID, **SUM_KWARGS)
+    tables, optimum = baselines.enumerated(SUM_AVOID, **SUM_KWARGS)
     plain = baselines.evaluate(stop_at(6), SUM_AVOID, **SUM_KWARGS).value
 
     def shifted(obs):  # a policy that learnt on observations shifted by +1
         return stop_at(6)(obs - 1)
 
-    by_call = evaluate_on(shifted, mdp, optimum, obs_transform=lambda o: o + 1)
+    by_call = evaluate_on(shifted, tables, optimum, obs_transform=lambda o: o + 1)
     assert by_call.value == pytest.approx(plain, abs=1e-12)
     # A model of the wrapped space passes with obs_transform and its predict sees the rows.
     model = FakeModel(spaces.Discrete(29), shifted)
-    by_model = evaluate_on(model, mdp, optimum, obs_transform=lambda o: o + 1)
+    by_model = evaluate_on(model, tables, optimum, obs_transform=lambda o: o + 1)
     assert by_model.value == pytest.approx(plain, abs=1e-12)
     with pytest.raises(ValueError, match=r"Discrete\(29\) but .* has Discrete\(28\)"):
-        evaluate_on(model, mdp, optimum)
+        evaluate_on(model, tables, optimum)
 
 
 def test_obs_transform_with_tuple_observations_gets_the_whole_batch():
-    mdp, optimum = baselines.enumerated(D20, **D20_KWARGS)
+    tables, optimum = baselines.enumerated(D20, **D20_KWARGS)
     scale = np.array([4.0, 6.0])
     seen = []
 
@@ -120,19 +120,19 @@ def test_obs_transform_with_tuple_observations_gets_the_whole_batch():
         return batch / scale
 
     model = FakeModel(spaces.Box(0.0, 1.0, (2,)), lambda obs: int(obs[1] * 6 <= 3))
-    score = evaluate_on(model, mdp, optimum, obs_transform=normalised)
+    score = evaluate_on(model, tables, optimum, obs_transform=normalised)
     assert seen == [((19, 2), np.dtype(np.int64))]
     assert score.value == pytest.approx(baselines.evaluate(take_above_3, D20, **D20_KWARGS).value)
     with pytest.raises(ValueError, match=r"trained on observations Box\(0\.0, 1\.0, \(2,\)"):
-        evaluate_on(model, mdp, optimum)
+        evaluate_on(model, tables, optimum)
 
 
 def test_obs_transform_misuse_is_named():
-    mdp, optimum = baselines.enumerated(SUM_AVOID, **SUM_KWARGS)
+    tables, optimum = baselines.enumerated(SUM_AVOID, **SUM_KWARGS)
     with pytest.raises(ValueError, match=r"one row per observation.*\(21,\) into shape \(1,\)"):
-        evaluate_on(stop_at(6), mdp, optimum, obs_transform=lambda o: o[:1])
+        evaluate_on(stop_at(6), tables, optimum, obs_transform=lambda o: o[:1])
     with pytest.raises(TypeError, match="obs_transform is for models and callables"):
-        evaluate_on(np.zeros(28, dtype=np.int64), mdp, optimum, obs_transform=lambda o: o)
+        evaluate_on(np.zeros(28, dtype=np.int64), tables, optimum, obs_transform=lambda o: o)
 
 
 def test_model_returning_the_wrong_number_of_actions_is_refused():
@@ -145,9 +145,9 @@ def test_model_returning_the_wrong_number_of_actions_is_refused():
 
 
 def test_a_heuristic_name_is_sent_to_baselines_evaluate():
-    mdp, _ = baselines.enumerated(SUM_AVOID, **SUM_KWARGS)
+    tables, _ = baselines.enumerated(SUM_AVOID, **SUM_KWARGS)
     with pytest.raises(TypeError, match=r"'stop-at-6'.*pass the name to baselines\.evaluate"):
-        baselines.policy_actions("stop-at-6", mdp)
+        baselines.policy_actions("stop-at-6", tables)
 
 
 def test_reprs_are_one_short_line():

@@ -43,12 +43,12 @@ def _vector_learner(env_id: str, hyperparams: dict, steps: int, seed: int = 0, *
 
 def _start_value_and_gap(learner, env_id: str, **kwargs) -> tuple[float, float, float]:
     """The learned value of the start, the optimal one, and the greedy policy's relative gap."""
-    mdp, optimum = baselines.enumerated(env_id, **kwargs)
-    start = int(np.flatnonzero(mdp.initial)[0])
-    rows = learner.q_table()[learner.indices(mdp.observation_array)]
-    estimate = float(rows[start][mdp.legal[start]].max())
-    actions = np.where(mdp.legal, rows, -np.inf).argmax(axis=1)
-    gap = baselines.score_actions(actions, mdp, optimum).relative_gap
+    tables, optimum = baselines.enumerated(env_id, **kwargs)
+    start = int(np.flatnonzero(tables.initial)[0])
+    rows = learner.q_table()[learner.indices(tables.observation_array)]
+    estimate = float(rows[start][tables.legal[start]].max())
+    actions = np.where(tables.legal, rows, -np.inf).argmax(axis=1)
+    gap = baselines.score_actions(actions, tables, optimum).relative_gap
     return estimate, optimum.value, gap
 
 

@@ -47,7 +47,7 @@ def toy_games():
 
 
 def test_toy_single_agent_game_is_solved_evaluated_and_stepped(toy_games):
-    assert STOP_ID in dice_envs.ENV_IDS and STOP_ID in dice_envs.env_ids()
+    assert STOP_ID in dice_envs.env_ids()
     assert GAMES[STOP_ID].players == "one"
     # By hand: after the first roll stop on 3, either on 2, roll on 1: E[max(face, 2)] = 7/3.
     assert baselines.solve(STOP_ID).value == pytest.approx(7 / 3, abs=1e-12)

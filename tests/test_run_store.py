@@ -378,11 +378,11 @@ def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_pa
     assert "PPO, 2 seeds, stochastic policy" in report
     assert "(sum_avoid_losses.png)" in report and "(monte_carlo.png)" in report
     assert "(sum_avoid_values.png)" in report and "(sum_avoid_errors.png)" in report
-    mdp, optimum = baselines.enumerated("dice_envs/SumAvoid-v0", N=10)
+    tables, optimum = baselines.enumerated("dice_envs/SumAvoid-v0", N=10)
     from stable_baselines3 import PPO
 
-    observed = tuple(mdp.observation_array.T)
-    reachable = np.zeros(tuple(mdp.model.observation_nvec), dtype=bool)
+    observed = tuple(tables.observation_array.T)
+    reachable = np.zeros(tuple(tables.model.observation_nvec), dtype=bool)
     reachable[observed] = True
     for directory in sorted(runs.glob("sum_avoid/*/seed*")):
         result = json.loads((directory / "result.json").read_text())
@@ -393,7 +393,7 @@ def test_the_report_rebuilds_every_table_and_figure_from_saved_runs_alone(tmp_pa
         assert (table[reachable] >= 0).all() and (table[~reachable] == -1).all()
         played = baselines.evaluate(table, "dice_envs/SumAvoid-v0", N=10)
         assert played.value == pytest.approx(result["value"], abs=1e-9)
-        final = baselines.score_actions(table[observed], mdp, optimum)
+        final = baselines.score_actions(table[observed], tables, optimum)
         assert final.gap == pytest.approx(result["gap"], abs=1e-12)
         assert final.losses.sum() == pytest.approx(result["gap"], abs=1e-9)
         if result["algo"] == "ppo":

@@ -255,7 +255,7 @@ def test_fast_evaluation_equals_the_generic_fold():
     assert pair_values(model, ours, theirs)[0, 0] == pytest.approx(generic.value, abs=1e-12)
     fast = best_response(model, theirs)
     exact = baselines.solve(ENV_ID, method="generic", **kwargs)
-    rows = exact.mdp.observation_array
+    rows = exact.tables.observation_array
     np.testing.assert_allclose(fast[rows[:, 0], rows[:, 1]], exact.q, atol=1e-11)
     assert baselines.solve(ENV_ID, **kwargs).value == pytest.approx(exact.value, abs=1e-12)
 

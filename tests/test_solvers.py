@@ -6,7 +6,6 @@ import pytest
 from conftest import CASES, case_id, with_tables
 
 import baselines
-from baselines.heuristics import heuristic, stop_at
 from baselines.solvers import (
     backward_induction,
     bellman_residual,
@@ -17,7 +16,9 @@ from baselines.solvers import (
 )
 from dice_envs import game
 from dice_envs.games.base import Transition
-from dice_envs.tables import build_tables as build_mdp
+from dice_envs.games.sum_avoid import stop_at
+from dice_envs.policies import named_policy
+from dice_envs.tables import build_tables
 
 
 class DoubleOrNothing:
@@ -46,27 +47,27 @@ class DoubleOrNothing:
 
 
 def test_cyclic_game_by_value_iteration():
-    mdp = build_mdp(DoubleOrNothing())
-    assert not mdp.acyclic
+    tables = build_tables(DoubleOrNothing())
+    assert not tables.acyclic
     with pytest.raises(ValueError, match="acyclic"):
-        backward_induction(mdp)
-    solution = solve_mdp(mdp, tol=1e-13)
+        backward_induction(tables)
+    solution = solve_mdp(tables, tol=1e-13)
     assert solution.method == "value_iteration"
     assert solution.value == pytest.approx(3.0, abs=1e-12)
     assert solution.action(0) == 1
     assert solution.bellman_residual <= 1e-12
-    assert evaluate_linear(mdp, np.array([1]))[0] == pytest.approx(3.0, abs=1e-12)
-    assert evaluate_linear(mdp, np.array([0]))[0] == pytest.approx(1.0, abs=1e-12)
+    assert evaluate_linear(tables, np.array([1]))[0] == pytest.approx(3.0, abs=1e-12)
+    assert evaluate_linear(tables, np.array([0]))[0] == pytest.approx(1.0, abs=1e-12)
 
 
-def policy_iteration(mdp):
+def policy_iteration(tables):
     """Howard's policy iteration with exact evaluation (the second method for a cyclic game
     without a specialised solver); every policy of these games ends with probability 1."""
-    actions = np.argmax(mdp.legal, axis=1)  # the first legal action everywhere
+    actions = np.argmax(tables.legal, axis=1)  # the first legal action everywhere
     for _ in range(1000):
-        values = evaluate_linear(mdp, actions)
-        q = q_from_values(mdp, values)
-        best = np.where(mdp.legal, q, -np.inf)
+        values = evaluate_linear(tables, actions)
+        q = q_from_values(tables, values)
+        best = np.where(tables.legal, q, -np.inf)
         current = best[np.arange(len(actions)), actions]
         # Switch only on a strict gain, so the loop can not cycle between tied actions.
         improve = best.max(axis=1) > current + 1e-12
@@ -81,24 +82,24 @@ def test_two_solvers_and_the_linear_solve_agree(case):
     """Backward induction (acyclic), or the specialised solver or policy iteration (cyclic),
     against value iteration; the optimal policy's exact evaluation against the optimal values."""
     env_id, kwargs = case
-    mdp = baselines.tabulate(env_id, **kwargs)
-    iterated = solve_mdp(mdp, "value_iteration", tol=1e-13)
-    if mdp.acyclic:
-        other = solve_mdp(mdp, "backward")
+    tables = baselines.tabulate(env_id, **kwargs)
+    iterated = solve_mdp(tables, "value_iteration", tol=1e-13)
+    if tables.acyclic:
+        other = solve_mdp(tables, "backward")
     elif game(env_id).solver is None:
-        values, actions = policy_iteration(mdp)
+        values, actions = policy_iteration(tables)
         np.testing.assert_allclose(values, iterated.state_values, atol=1e-9, rtol=0)
         other = iterated
     else:
-        other = baselines.on_states(baselines.solve(env_id, method="specialised", **kwargs), mdp)
+        other = baselines.on_states(baselines.solve(env_id, method="specialised", **kwargs), tables)
     np.testing.assert_allclose(other.state_values, iterated.state_values, atol=1e-9, rtol=0)
     assert other.bellman_residual <= 1e-9
     assert iterated.bellman_residual <= 1e-9
-    assert bellman_residual(mdp, other.state_values) <= 1e-9
-    linear = evaluate_linear(mdp, other.policy)
+    assert bellman_residual(tables, other.state_values) <= 1e-9
+    linear = evaluate_linear(tables, other.policy)
     np.testing.assert_allclose(linear, other.state_values, atol=1e-9, rtol=0)
-    if mdp.acyclic:
-        np.testing.assert_allclose(evaluate_backward(mdp, other.policy), linear, atol=1e-9)
+    if tables.acyclic:
+        np.testing.assert_allclose(evaluate_backward(tables, other.policy), linear, atol=1e-9)
     score = baselines.evaluate(other, env_id, **kwargs)
     assert score.gap == pytest.approx(0.0, abs=1e-9) and score.agreement == pytest.approx(1.0)
 
@@ -127,7 +128,7 @@ def monte_carlo(env_id, kwargs, policy, episodes, seed):
     ],
 )
 def test_exact_evaluation_agrees_with_seeded_monte_carlo(env_id, kwargs, name):
-    policy = heuristic(env_id, name, **kwargs)
+    policy = named_policy(env_id, name, **kwargs)
     exact = baselines.evaluate(policy, env_id, **kwargs).value
     mean, stderr = monte_carlo(env_id, kwargs, policy, episodes=20_000, seed=7)
     assert abs(mean - exact) <= 4 * stderr, (mean, stderr, exact)
@@ -135,7 +136,7 @@ def test_exact_evaluation_agrees_with_seeded_monte_carlo(env_id, kwargs, name):
 
 def test_policy_forms_give_the_same_value():
     env_id, kwargs = "dice_envs/D20Rounds-v0", {"rounds": 8, "sides": 6}
-    rule = heuristic(env_id, "take-above-3", **kwargs)
+    rule = named_policy(env_id, "take-above-3", **kwargs)
     table = np.zeros((9, 7), dtype=np.int64)
     table[:, :4] = 1
     mapping = {(r, f): int(f <= 3) for r in range(1, 9) for f in range(1, 7)}

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import baselines
-from baselines.heuristics import TIJMS_RED_BLACK_THRESHOLDS, heuristic, red_black_thresholds
 from dice_envs import make_model
+from dice_envs.games.stopping import TIJMS_RED_BLACK_THRESHOLDS
+from dice_envs.policies import named_policy
 from docs.tools.stopping_rules import (
     CARDS,
     DIE,
@@ -68,8 +69,8 @@ def test_red_black_value_and_thresholds_as_published():
     corrected = list(TIJMS_RED_BLACK_THRESHOLDS)
     corrected[7] = 5
     model = make_model(CARDS)
-    assert baselines.evaluate(red_black_thresholds(model, corrected), CARDS).gap < 1e-12
-    printed = baselines.evaluate(heuristic(CARDS, "tijms-thresholds"), CARDS)
+    assert baselines.evaluate(model.thresholds_rule(corrected), CARDS).gap < 1e-12
+    printed = baselines.evaluate(named_policy(CARDS, "tijms-thresholds"), CARDS)
     assert printed.gap > 1e-3  # as printed, beta_8 = 7 costs something
 
 
@@ -81,25 +82,17 @@ def test_chow_robbins_small_horizons_as_published_by_the_generic_solver():
 
 
 def test_named_rules():
-    assert baselines.evaluate(heuristic(DIE, "stop-at-1"), DIE).value == pytest.approx(3.5)
+    assert baselines.evaluate(named_policy(DIE, "stop-at-1"), DIE).value == pytest.approx(3.5)
     with pytest.raises(ValueError, match="red=26, black=26 only"):
-        heuristic(CARDS, "tijms-thresholds", red=5, black=5)
-    rule = heuristic(COIN, "heads-exceed-tails", horizon=10)
+        named_policy(CARDS, "tijms-thresholds", red=5, black=5)
+    rule = named_policy(COIN, "heads-exceed-tails", horizon=10)
     assert [rule((0, 0)), rule((1, 1)), rule((1, 0)), rule((3, 2))] == [1, 0, 1, 0]
 
 
-def test_old_names_of_tijms_thresholds_warn_and_still_work():
-    # "seed-thresholds" and SEED_RED_BLACK_THRESHOLDS (named after a source file) are kept
-    # until 0.6, each with a DeprecationWarning naming its replacement.
-    with pytest.warns(DeprecationWarning, match='use "tijms-thresholds"'):
-        old = heuristic(CARDS, "seed-thresholds")
-    assert old.name == "tijms-thresholds"
-    observations = np.array([(r, b) for r in range(27) for b in range(27) if r + b])
-    new = heuristic(CARDS, "tijms-thresholds")
-    assert (old.batch(observations) == new.batch(observations)).all()
-    with pytest.warns(DeprecationWarning, match="use TIJMS_RED_BLACK_THRESHOLDS"):
-        assert baselines.heuristics.SEED_RED_BLACK_THRESHOLDS is TIJMS_RED_BLACK_THRESHOLDS
-    assert "seed-thresholds" not in " ".join(make_model(CARDS).policy_names)
+def test_old_name_of_tijms_thresholds_is_refused():
+    # "seed-thresholds", deprecated in 0.5.0, is gone in 0.6.0: the error lists the names taken.
+    with pytest.raises(ValueError, match="tijms-thresholds.*got 'seed-thresholds'"):
+        named_policy(CARDS, "seed-thresholds")
 
 
 def test_chow_robbins_makes_and_steps_without_tables_at_a_million_tosses():

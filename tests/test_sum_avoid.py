@@ -4,9 +4,9 @@ anonymous question with a worked answer, a web page), hand-solved cases and the 
 import pytest
 
 import baselines
-from baselines.heuristics import remainder_thresholds, stop_thresholds
 from dice_envs import make_model
 from dice_envs.games.sum_avoid import default_max_sum
+from docs.tools.sum_avoid_rules import remainder_thresholds, stop_thresholds
 
 ID = "dice_envs/SumAvoid-v0"
 

@@ -129,11 +129,11 @@ def test_table_6_values():
 def test_critical_threshold_and_lemma_4_3():
     assert critical_threshold() == 56  # 33516 / 600 = 55.86 for five dice
     solution = baselines.solve(ID, method="generic")
-    mdp = solution.mdp
-    high = np.array([obs[0] >= 56 for obs in mdp.observations])
+    tables = solution.tables
+    high = np.array([obs[0] >= 56 for obs in tables.observations])
     assert high.any()
     assert (solution.policy[high] == STOP).all()
-    low = np.array([obs[0] == 55 and obs[2] == 5 for obs in mdp.observations])
+    low = np.array([obs[0] == 55 and obs[2] == 5 for obs in tables.observations])
     assert (solution.policy[low] == ROLL).all()  # R(55, 5) = 55.066 > 55
 
 
@@ -141,9 +141,9 @@ def test_never_optimal_moves():
     # After Theorem 4.1: m11, m551, m511 and m_t1..m_t6 are never optimal; the optimal moves
     # that do occur are m5, m1, m55 and m51.
     solution = baselines.solve(ID, method="generic")
-    optimal = optimal_action_mask(solution.q, solution.mdp.legal)
+    optimal = optimal_action_mask(solution.q, solution.tables.legal)
     used = {a for a in range(2, 15) if (optimal[:, a] & ~optimal[:, ROLL]).any()}
-    names = {solution.mdp.model.action_names[a].split()[-1] for a in used}
+    names = {solution.tables.model.action_names[a].split()[-1] for a in used}
     assert names <= {"5", "1", "55", "51"}
     never = [
         MOVE_ACTION[label] for label in ("11", "551", "511", "t1", "t2", "t3", "t4", "t5", "t6")
@@ -151,7 +151,7 @@ def test_never_optimal_moves():
     strictly_better = optimal & ~optimal[:, [ROLL]]
     assert not strictly_better[:, never].any()
     best = solution.policy
-    assert {solution.mdp.model.action_names[a] for a in np.unique(best)} >= {
+    assert {solution.tables.model.action_names[a] for a in np.unique(best)} >= {
         "give back 5",
         "give back 1",
     }
@@ -165,10 +165,10 @@ def test_paper_algorithm_agrees_with_the_generic_solver(allowed, cap):
     generic = baselines.solve(ID, allowed_moves=allowed, max_turn_score=cap, method="generic")
     assert generic.bellman_residual <= 1e-9
     assert fast.value == pytest.approx(generic.value, abs=1e-9)
-    for i, obs in enumerate(generic.mdp.observations):
-        legal = generic.mdp.legal[i]
+    for i, obs in enumerate(generic.tables.observations):
+        legal = generic.tables.legal[i]
         np.testing.assert_allclose(fast.q_values(obs)[legal], generic.q[i][legal], atol=1e-9)
-    assert baselines.on_states(fast, generic.mdp).bellman_residual <= 1e-9
+    assert baselines.on_states(fast, generic.tables).bellman_residual <= 1e-9
 
 
 def test_cap_of_55_or_more_keeps_the_value():

@@ -1,4 +1,4 @@
-"""Yahtzee's page (docs/tools/yahtzee.py, baselines/game_pages.py): the simulation of optimal
+"""Yahtzee's page (docs/tools/yahtzee.py, docs/tools/game_pages.py): the simulation of optimal
 play, the figures and tables it draws, the named policies' exact scores kept per process, and
 the committed page's sections. On a reduced game: the full game's evaluations take minutes and
 belong to `make solve`."""

@@ -32,11 +32,11 @@ class ExactScorer:
         self, env_id: str, env_kwargs: dict[str, Any], episodes: int, streams: RunStreams
     ) -> None:
         self.env_id, self.env_kwargs = env_id, env_kwargs
-        self.mdp, self.optimum = baselines.enumerated(env_id, **env_kwargs)
+        self.tables, self.optimum = baselines.enumerated(env_id, **env_kwargs)
         self.episodes, self.stream = episodes, streams.evaluation
         self._env = gym.make(env_id, **env_kwargs).unwrapped
         # A two-player game: the game itself, and its arguments without the opponent's.
-        self.game = getattr(self.mdp.model, "model", None)
+        self.game = getattr(self.tables.model, "model", None)
         self.game_kwargs = game_arguments(env_kwargs)
         self._grid = None
         # The last evaluations made (greedy actions; action probabilities, with them), which
@@ -47,7 +47,7 @@ class ExactScorer:
     @property
     def masks_actions(self) -> bool:
         """Whether some state forbids some action (MaskablePPO with `masked: auto`)."""
-        return not bool(self.mdp.legal.all())
+        return not bool(self.tables.legal.all())
 
     @property
     def grid(self) -> tuple[np.ndarray, np.ndarray]:
@@ -65,7 +65,7 @@ class ExactScorer:
 
     def score(self, actions: np.ndarray) -> dict[str, float]:
         """Exact value, gap and agreement of an action per MDP state; Monte Carlo beside it."""
-        evaluation = baselines.score_actions(actions, self.mdp, self.optimum)
+        evaluation = baselines.score_actions(actions, self.tables, self.optimum)
         self._scored = evaluation
         result = evaluation.as_dict()
         del result["seconds"]  # a time: it goes to timing.json, never into the results
@@ -75,7 +75,7 @@ class ExactScorer:
     def score_stochastic(self, probabilities: np.ndarray) -> dict[str, float]:
         """Exact value, gap, relative gap and agreement of action probabilities per MDP state
         (the policy a PPO agent plays), under keys prefixed `stochastic_`."""
-        evaluation = baselines.score_probabilities(probabilities, self.mdp, self.optimum)
+        evaluation = baselines.score_probabilities(probabilities, self.tables, self.optimum)
         self._scored_stochastic = (probabilities, evaluation)
         keys = ("value", "gap", "relative_gap", "agreement")
         return {f"stochastic_{key}": getattr(evaluation, key) for key in keys}
@@ -107,7 +107,7 @@ class ExactScorer:
         if hasattr(agent, "q_table"):
             evaluation = self._scored
             if evaluation is not None and not np.array_equal(
-                evaluation.actions, agent.greedy_actions(self.mdp.observations, self.mdp.legal)
+                evaluation.actions, agent.greedy_actions(self.tables.observations, self.tables.legal)
             ):
                 evaluation = None
             return baselines.value_errors(
@@ -116,17 +116,17 @@ class ExactScorer:
             )  # fmt: skip
         if not hasattr(agent, "critic_values"):
             return None
-        nvec = tuple(self.mdp.model.observation_nvec)
-        rows = tuple(self.mdp.observation_array.T)
+        nvec = tuple(self.tables.model.observation_nvec)
+        rows = tuple(self.tables.observation_array.T)
         critic = np.zeros(nvec)
-        critic[rows] = agent.critic_values(self.mdp)
-        plays = agent.probabilities(self.mdp) if plays is None else plays
+        critic[rows] = agent.critic_values(self.tables)
+        plays = agent.probabilities(self.tables) if plays is None else plays
         scored = self._scored_stochastic
         if scored is not None and np.array_equal(scored[0], plays):
             return baselines.value_errors(
                 critic, self.env_id, evaluation=scored[1], gamma=gamma, **self.env_kwargs
             )
-        actions = self.mdp.model.num_actions
+        actions = self.tables.model.num_actions
         policy = np.full(nvec + (actions,), 1.0 / actions)  # unreached cells: never read
         policy[rows] = plays
         return baselines.value_errors(
@@ -138,7 +138,7 @@ class ExactScorer:
         same dice (the run's evaluation stream from its start), so points compare."""
         if self.episodes == 0:
             return float("nan"), float("nan")
-        env, index_of = self._env, self.mdp.index_of
+        env, index_of = self._env, self.tables.index_of
         returns = np.empty(self.episodes)
         seed_env(env, self.stream)
         obs, _ = env.reset()

@@ -258,10 +258,10 @@ class PPOAgent:
     def predictor(self) -> Predictor:
         return Predictor(self.model, self.scale, self.masked)
 
-    def critic_values(self, mdp) -> np.ndarray:
-        """The critic's V at every state of `mdp`, in the game's reward units (the training
+    def critic_values(self, tables) -> np.ndarray:
+        """The critic's V at every state of `tables`, in the game's reward units (the training
         reward is scaled by `reward_scale`, so the critic's raw outputs are divided by it)."""
-        observations = np.asarray(mdp.observation_array)
+        observations = np.asarray(tables.observation_array)
         if self.scale is not None:
             observations = observations.astype(np.float32) / self.scale
         elif isinstance(self.model.observation_space, spaces.Discrete):
@@ -273,9 +273,9 @@ class PPOAgent:
                 values.append(policy.predict_values(batch).numpy().reshape(-1))
         return np.concatenate(values) / self.config["hyperparams"]["reward_scale"]
 
-    def probabilities(self, mdp) -> np.ndarray:
+    def probabilities(self, tables) -> np.ndarray:
         """The action probabilities the policy plays (not its greedy action) in every state of
-        `mdp`, read from its action distribution, masked as it was trained."""
+        `tables`, read from its action distribution, masked as it was trained."""
         import baselines
 
         scale = self.scale
@@ -287,7 +287,7 @@ class PPOAgent:
                 return np.asarray(obs, np.float32).reshape(-1, len(scale)) / scale
 
         return baselines.policy_probabilities(
-            self.model, mdp, obs_transform=transform, deterministic=False
+            self.model, tables, obs_transform=transform, deterministic=False
         )
 
     def grid_probabilities(self, game) -> np.ndarray:

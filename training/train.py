@@ -142,10 +142,10 @@ def _played_policy(agent):
 
 def _greedy(agent, scorer: ExactScorer) -> np.ndarray:
     if hasattr(agent, "greedy_actions"):
-        return agent.greedy_actions(scorer.mdp.observations, scorer.mdp.legal)
+        return agent.greedy_actions(scorer.tables.observations, scorer.tables.legal)
     import baselines
 
-    return baselines.policy_actions(agent.predictor(), scorer.mdp)
+    return baselines.policy_actions(agent.predictor(), scorer.tables)
 
 
 def _selfplay_starts(game, selfplay: dict[str, Any]):
@@ -311,7 +311,7 @@ class _Session:
         """The exact evaluation of the agent on the game's tables."""
         config = self.config
         point = scorer.score(_greedy(agent, scorer))
-        plays = agent.probabilities(scorer.mdp) if hasattr(agent, "probabilities") else None
+        plays = agent.probabilities(scorer.tables) if hasattr(agent, "probabilities") else None
         if plays is not None:
             point.update(scorer.score_stochastic(plays))
         if config.get("selfplay") is None:  # the agent's values are those of the env's game
@@ -417,7 +417,7 @@ def action_table(agent, scorer: ExactScorer, whole_grid: bool) -> np.ndarray:
     the mover's greedy action there, as the exploitability asks it, so the table also plays
     as an opponent; otherwise the other observations hold -1.
     """
-    mdp = scorer.mdp
+    mdp = scorer.tables
     shape = tuple(int(n) for n in mdp.model.observation_nvec)
     table = np.full(shape, -1, dtype=np.int64)
     if whole_grid:

@@ -163,8 +163,8 @@ def policy(model: TwoPlayerModel, spec: object) -> Policy:
     probability vector; a solution with `probabilities()` (its whole policy as such a table: a
     two-player solution, an equilibrium, whose mixtures are played as mixtures); an object with
     `action(observation)` (a solution); a mapping from
-    observation to action; a `Policy`. The older callable form `f(own, other, turn_total)`, one
-    argument per component, is still taken, with a DeprecationWarning.
+    observation to action; a `Policy`. A callable taking one argument per observation component,
+    `f(own, other, turn_total)` (the form before 0.6.0), is refused with a ValueError.
     """
     if isinstance(spec, Policy):
         return spec
@@ -194,13 +194,13 @@ def policy(model: TwoPlayerModel, spec: object) -> Policy:
         return Policy(actions, function=spec.__getitem__, name="<mapping>")
     if callable(spec):
         if len(nvec) > 1 and _takes_components(spec, len(nvec)):
-            warnings.warn(
-                "an opponent callable now takes the observation, f(observation); the form "
-                "f(own, other, ...) with one argument per component goes in the next version",
-                DeprecationWarning,
-                stacklevel=3,
+            raise ValueError(
+                "an opponent callable takes the observation, f(observation) (an int64 array of "
+                f"{len(nvec)} components), and returns an action or a probability vector; "
+                "f(own, other, ...) with one argument per component is no longer taken (since "
+                "0.6.0): pass lambda observation: f(*observation), or a batched policy "
+                "(dice_envs.policies.batched)"
             )
-            return Policy(actions, function=_Unpacked(spec), name="<callable>")
         if int(np.prod(nvec)) > SLOW_CALLS:
             warnings.warn(
                 f"the opponent is a Python callable asked once per observation, of up to "
@@ -258,16 +258,6 @@ class _OnObservation:
         if self.components == 1:
             return self.function(int(np.asarray(observation).reshape(-1)[0]))
         return self.function(np.asarray(observation, dtype=np.int64))
-
-
-class _Unpacked:
-    """Calls `function(*observation)` (a class, not a lambda, so that envs pickle)."""
-
-    def __init__(self, function: Callable[..., int]) -> None:
-        self.function = function
-
-    def __call__(self, observation: tuple[int, ...]) -> int:
-        return self.function(*observation)
 
 
 def _plugins() -> dict[str, Any]:

@@ -8,8 +8,6 @@ one-player game in which the only choice is when to stop.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from dice_envs.games.base import Transition, check_int, check_size, uniform_die
@@ -253,16 +251,7 @@ class RedBlackCards:
 
     def named_policy(self, name: str) -> Rule | None:
         """stop-at-plus-K: stop once red minus black drawn is K or more; tijms-thresholds:
-        Tijms's thresholds for 26 red and 26 black cards ("seed-thresholds", its old name, is
-        taken until 0.6 with a DeprecationWarning)."""
-        if name == "seed-thresholds":
-            warnings.warn(
-                '"seed-thresholds" is deprecated and will be removed in 0.6: use '
-                '"tijms-thresholds" (Tijms\'s thresholds for red=26, black=26)',
-                DeprecationWarning,
-                stacklevel=3,  # the caller of dice_envs.policies.named_policy
-            )
-            name = "tijms-thresholds"
+        Tijms's thresholds for 26 red and 26 black cards."""
         if name == "tijms-thresholds":
             if (self.red, self.black) != (26, 26):
                 raise ValueError(f"{name} are Tijms's for red=26, black=26 only")

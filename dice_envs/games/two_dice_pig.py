@@ -183,7 +183,7 @@ class TwoDicePigSolitaire(Solitaire):
     ## Description
     One player and two-dice Pig's turn rules, read from the two-player model `TwoDicePig`
     (seat 0 plays, the other seat never moves). Tijms (2012) gives 16.923
-    turns to 100 at best and 17.164 under his rule (`baselines` heuristic "tijms"). A double
+    turns to 100 at best and 17.164 under his rule (the named policy "tijms"). A double
     1 sends the score back to 0, so the game has no bound on its length.
 
     ## Action Space

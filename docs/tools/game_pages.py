@@ -15,9 +15,9 @@ import gymnasium as gym
 import numpy as np
 
 import baselines
-from baselines.heuristics import heuristic
 from dice_envs import GAMES, make_model
 from dice_envs import env_ids as registry_ids
+from dice_envs.policies import named_policy
 from dice_envs.registration import game_slug
 
 # The sections of a page, in order, each with the command that writes it.
@@ -181,7 +181,7 @@ def _without_id(header: list[str], rows: list[list[object]], with_id: bool):
 @functools.cache
 def _evaluation(env_id: str, name: str, kwargs_json: str) -> Any:
     kwargs = json.loads(kwargs_json)
-    return baselines.evaluate(heuristic(env_id, name, **kwargs), env_id, **kwargs)
+    return baselines.evaluate(named_policy(env_id, name, **kwargs), env_id, **kwargs)
 
 
 def named_policy_evaluation(env_id: str, name: str, **kwargs: Any) -> Any:

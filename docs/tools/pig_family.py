@@ -12,9 +12,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import baselines
-from baselines.heuristics import (
-    heuristic,
-)
 from baselines.pig import best_response
 from baselines.pig import two_player_optimum as pig_optimum
 from baselines.specialised import pig_opponent_turns
@@ -24,6 +21,7 @@ from dice_envs.games.base import uniform_die
 from dice_envs.games.hog import Hog
 from dice_envs.games.pig import Pig
 from dice_envs.games.two_dice_pig import TwoDicePig
+from dice_envs.policies import named_policy
 from docs.tools.common import (
     PIG,
     save_integer_plot,
@@ -183,9 +181,9 @@ def plot_solitaire_holds(out: Path) -> None:
     scores = np.arange(goal)
     for ax, (env_id, name, title) in zip(axes, panels, strict=True):
         solution = baselines.solve(env_id)
-        reachable = set(solution.mdp.observations)
+        reachable = set(solution.tables.observations)
         best = hold_thresholds(solution, reachable, goal)
-        rule = hold_thresholds(heuristic(env_id, name), reachable, goal)
+        rule = hold_thresholds(named_policy(env_id, name), reachable, goal)
         ax.plot(scores, goal - scores, color="0.6", lw=1, label="points still needed")
         ax.step(scores, best, where="mid", label="optimal (fewest turns)")
         ax.step(scores, rule, where="mid", ls="--", label=f"{name} rule")
@@ -223,7 +221,7 @@ def plot_hog_dice(out: Path) -> str:
     )
     axes[0].title.set_fontsize(10)
     scores = np.arange(goal)
-    reached = set(alone.mdp.observations)  # a score of 1 never occurs alone
+    reached = set(alone.tables.observations)  # a score of 1 never occurs alone
     alone_dice = [alone.action(int(s)) + 1 if int(s) in reached else np.nan for s in scores]
     axes[1].step(scores, alone_dice, where="mid", label="alone: fewest turns")
     axes[1].step(scores, dice[:, 0], where="mid", ls="--", label="race, opponent at 0")

@@ -35,8 +35,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import baselines
-from baselines.heuristics import heuristic
 from dice_envs import GAMES, env_ids
+from dice_envs.policies import named_policy
 from docs.tools.archive import Archive, current_maker, run_arrays
 from docs.tools.game_pages import page_path, write_page_section
 from docs.tools.plots import (
@@ -121,7 +121,7 @@ def _heuristic_scores(env_id: str, kwargs_json: str) -> dict[str, Any]:
     scores = {}
     for name in GAMES[env_id].policies:
         try:
-            policy = heuristic(env_id, name, **kwargs)
+            policy = named_policy(env_id, name, **kwargs)
         except ValueError:
             continue
         scores[name] = baselines.evaluate(policy, env_id, **kwargs)

@@ -12,17 +12,14 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 import baselines
-from baselines.heuristics import (
-    heuristic,
-    remainder_thresholds,
-    stop_at,
-    stop_thresholds,
-)
 from dice_envs import GAMES, make_model
+from dice_envs.games.sum_avoid import stop_at
+from dice_envs.policies import named_policy
 from docs.tools.common import (
     D20,
     SUM_AVOID,
 )
+from docs.tools.sum_avoid_rules import remainder_thresholds, stop_thresholds
 
 
 def _sum_avoid_policy_figure(solution, model, path: Path) -> None:
@@ -144,7 +141,7 @@ def plot_d20(out: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for name in GAMES[D20].policies:
         values = [
-            baselines.evaluate(heuristic(D20, name, rounds=int(r)), D20, rounds=int(r)).value
+            baselines.evaluate(named_policy(D20, name, rounds=int(r)), D20, rounds=int(r)).value
             for r in counts
         ]
         ax.plot(counts, values, label=name)

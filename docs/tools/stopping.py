@@ -12,10 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import baselines
-from baselines.heuristics import (
-    TIJMS_RED_BLACK_THRESHOLDS,
-    heuristic,
-)
+from dice_envs.games.stopping import TIJMS_RED_BLACK_THRESHOLDS
+from dice_envs.policies import named_policy
 from docs.tools.common import (
     save_integer_plot,
 )
@@ -51,7 +49,7 @@ def die_and_cards_section(out: Path) -> str:
     seed = effective_thresholds(TIJMS_RED_BLACK_THRESHOLDS, len(leads))
     differ = [k for k, (ours, theirs) in enumerate(zip(leads, seed, strict=True), 1)
               if (ours if ours is not None else -1) != theirs]  # fmt: skip
-    printed = baselines.evaluate(heuristic(CARDS, "tijms-thresholds"), CARDS)
+    printed = baselines.evaluate(named_policy(CARDS, "tijms-thresholds"), CARDS)
     k = np.arange(1, len(leads) + 1)
     fig, ax = plt.subplots(figsize=(7, 3.6))
     ours = np.array([np.nan if v is None else v for v in leads], dtype=float)

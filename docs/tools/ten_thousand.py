@@ -22,7 +22,7 @@ from docs.tools.game_pages import (
 def ten_thousand_section(out: Path, docs: Path) -> str:
     optimum = baselines.solve(TEN_THOUSAND)
     generic = baselines.solve(TEN_THOUSAND, method="generic")
-    reachable = set(generic.mdp.observations)
+    reachable = set(generic.tables.observations)
     table = policy_table(optimum, reachable)
     (docs / "ten_thousand_policy.md").write_text(
         "# Solitaire Ten Thousand: the optimal play\n\n"
@@ -67,8 +67,8 @@ def ten_thousand_section(out: Path, docs: Path) -> str:
 
 
 def _never_optimal(solution) -> list[str]:
-    mask = optimal_action_mask(solution.q, solution.mdp.legal)
-    names = solution.mdp.model.action_names
+    mask = optimal_action_mask(solution.q, solution.tables.legal)
+    names = solution.tables.model.action_names
     return [
         names[a].split()[-1]
         for a in range(2, len(names))
