@@ -106,8 +106,9 @@ class ExactScorer:
         `score_stochastic`) is reused when it is of the same actions (probabilities)."""
         if hasattr(agent, "q_table"):
             evaluation = self._scored
+            tables = self.tables
             if evaluation is not None and not np.array_equal(
-                evaluation.actions, agent.greedy_actions(self.tables.observations, self.tables.legal)
+                evaluation.actions, agent.greedy_actions(tables.observations, tables.legal)
             ):
                 evaluation = None
             return baselines.value_errors(

@@ -417,8 +417,8 @@ def action_table(agent, scorer: ExactScorer, whole_grid: bool) -> np.ndarray:
     the mover's greedy action there, as the exploitability asks it, so the table also plays
     as an opponent; otherwise the other observations hold -1.
     """
-    mdp = scorer.tables
-    shape = tuple(int(n) for n in mdp.model.observation_nvec)
+    tables = scorer.tables
+    shape = tuple(int(n) for n in tables.model.observation_nvec)
     table = np.full(shape, -1, dtype=np.int64)
     if whole_grid:
         policy = _grid_policy(agent, scorer)
@@ -428,7 +428,7 @@ def action_table(agent, scorer: ExactScorer, whole_grid: bool) -> np.ndarray:
 
             policy = baselines.policy_actions(policy, observation_grid(scorer.game))
         table[...] = np.asarray(policy).reshape(shape)
-    table[tuple(mdp.observation_array.T)] = _greedy(agent, scorer)
+    table[tuple(tables.observation_array.T)] = _greedy(agent, scorer)
     return table
 
 
