@@ -31,11 +31,9 @@ import numpy as np
 import baselines
 from baselines.arguments import parse_kwargs
 from dice_envs import GAMES, env_ids
-from dice_envs.games.yahtzee import JOKER_RULES
 from dice_envs.policies import named_policy, policy_names
 from dice_envs.registration import game
 from dice_envs_cli.play import game_id
-from dice_envs_cli.prompt import YAHTZEE_ID
 
 # Subcommands that are whole commands of their own: their arguments go to their main().
 DELEGATED = {
@@ -273,22 +271,7 @@ def command_parser(name: str) -> argparse.ArgumentParser:
         )
     if name == "play":
         parser.add_argument("--seed", type=int, default=None, help="the env's seed")
-        parser.add_argument(
-            "--joker", choices=JOKER_RULES, default=None, help="Yahtzee's joker rule (joker=)"
-        )
     return parser
-
-
-def _play_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The game arguments of `play`: the key=value pairs, with `--joker` as joker=."""
-    kwargs = parse_kwargs(args.kwargs)
-    if args.joker is None:
-        return kwargs
-    if game_id(args.env_id) != YAHTZEE_ID:
-        raise ValueError(f"--joker is an option of Yahtzee only, not of {args.env_id}")
-    if kwargs.setdefault("joker", args.joker) != args.joker:
-        raise ValueError(f"--joker {args.joker} and joker={kwargs['joker']} disagree: give one")
-    return kwargs
 
 
 def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> int:
@@ -307,7 +290,7 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO =
         if args.command == "play":
             from dice_envs_cli.play import play
 
-            return play(args.env_id, _play_kwargs(args), args.seed, stdin, out)
+            return play(args.env_id, parse_kwargs(args.kwargs), args.seed, stdin, out)
         result = args.run(args)
     except (ValueError, TypeError) as error:
         parser.exit(2, f"dice-envs {args.command}: error: {error}\n")

@@ -15,8 +15,8 @@ import gymnasium as gym
 import numpy as np
 
 import baselines
-from dice_envs import env_ids
-from dice_envs_cli.prompt import QUIT, YAHTZEE_ID, read_reply
+from dice_envs import env_ids, game
+from dice_envs_cli.prompt import QUIT, read_reply
 
 
 def game_id(name: str) -> str:
@@ -38,10 +38,10 @@ def play(env_id: str, kwargs: dict[str, Any], seed: int | None, stdin: TextIO, o
     name per line; q quits), writing to `out`. Returns 0, or 1 when the input ends before the
     episode does."""
     env_id = game_id(env_id)
-    if env_id == YAHTZEE_ID:
+    if not game(env_id).tables:  # Yahtzee: played turn by turn on its structure-aware optimum
         from dice_envs_cli.play_yahtzee import play_yahtzee
 
-        return play_yahtzee(kwargs, seed, stdin, out)
+        return play_yahtzee(kwargs, seed, stdin, out, env_id)
     solution = baselines.solve(env_id, **kwargs)
     env = gym.make(env_id, render_mode="ansi", **kwargs)
     names = env.unwrapped.model.action_names

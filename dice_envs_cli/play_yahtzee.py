@@ -34,7 +34,7 @@ from dice_envs.games.yahtzee import (
     Yahtzee,
     keep_index,
 )
-from dice_envs_cli.prompt import QUIT, YAHTZEE_ID, read_reply
+from dice_envs_cli.prompt import QUIT, read_reply
 
 HELP = (
     "type the faces to keep ('keep 5 5 3', 'keep' alone rerolls all), the faces to reroll "
@@ -153,10 +153,13 @@ def _keep_choice(verb: str, rest: str, state: PlayState, mask: np.ndarray) -> in
     raise AssertionError(f"no legal reroll keeps {kept}")  # every keep has its legal reroll
 
 
-def play_yahtzee(kwargs: dict[str, Any], seed: int | None, stdin: TextIO, out: TextIO) -> int:
-    """Play one game of `dice_envs/Yahtzee-v0` (game arguments `kwargs`: `joker`, `boxes`)
-    from `stdin`, writing to `out`. Returns 0, or 1 when the input ends before the game."""
-    env = gym.make(YAHTZEE_ID, **kwargs)
+def play_yahtzee(
+    kwargs: dict[str, Any], seed: int | None, stdin: TextIO, out: TextIO, env_id: str
+) -> int:
+    """Play one game of Yahtzee registered as `env_id` (game arguments `kwargs`: `joker`,
+    `boxes`) from `stdin`, writing to `out`. Returns 0, or 1 when the input ends before the
+    game."""
+    env = gym.make(env_id, **kwargs)
     game = env.unwrapped
     model = game.model
     in_play = None if len(model.boxes) == NUM_BOXES else tuple(BOX_NAMES[b] for b in model.boxes)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TextIO
 
 QUIT = ("q", "quit", "exit")
-YAHTZEE_ID = "dice_envs/Yahtzee-v0"
 
 
 def read_reply(stdin: TextIO, out: TextIO, prompt: str) -> str | None:

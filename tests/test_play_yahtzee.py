@@ -25,7 +25,9 @@ from dice_envs.games.yahtzee import (
     Yahtzee,
     dice_index,
 )
-from dice_envs_cli.play_yahtzee import YAHTZEE_ID, action_label, parse_choice, play_yahtzee
+from dice_envs_cli.play_yahtzee import action_label, parse_choice, play_yahtzee
+
+YAHTZEE_ID = "dice_envs/Yahtzee-v0"
 
 ROOT = Path(__file__).resolve().parent.parent
 BOXES = ["sixes", "full_house", "chance"]  # a game of three turns, solved in a blink
@@ -125,7 +127,12 @@ def test_a_scripted_game_ends_with_the_sum_of_its_rewards_and_the_solutions_valu
         "keep 9", "31", "3k", "keep", "best",  # turn 3 (keep 9, 3k: refused)
     ]  # fmt: skip
     screen = io.StringIO()
-    assert play_yahtzee({"joker": "free", "boxes": BOXES}, 7, Typist(lines, screen), screen) == 0
+    assert (
+        play_yahtzee(
+            {"joker": "free", "boxes": BOXES}, 7, Typist(lines, screen), screen, YAHTZEE_ID
+        )
+        == 0
+    )
     out = screen.getvalue()
     assert out.count("type ? for help") == 4  # the four refused lines, each asked again
     chosen = [int(a) for a in re.findall(r"you chose \[(\d+)\]", out)]
@@ -162,10 +169,10 @@ def test_a_scripted_game_ends_with_the_sum_of_its_rewards_and_the_solutions_valu
 
 def test_the_input_ending_or_a_quit_stops_the_game_cleanly():
     screen = io.StringIO()
-    assert play_yahtzee({"boxes": BOXES}, 0, io.StringIO("keep\n"), screen) == 1
+    assert play_yahtzee({"boxes": BOXES}, 0, io.StringIO("keep\n"), screen, YAHTZEE_ID) == 1
     assert "input ended before the game did" in screen.getvalue()
     screen = io.StringIO()
-    assert play_yahtzee({"boxes": BOXES}, 0, io.StringIO("best\nq\n"), screen) == 0
+    assert play_yahtzee({"boxes": BOXES}, 0, io.StringIO("best\nq\n"), screen, YAHTZEE_ID) == 0
     assert "quit with a score of" in screen.getvalue()
     assert "your 1 choices lost 0.0000" in screen.getvalue()
 
@@ -173,13 +180,13 @@ def test_the_input_ending_or_a_quit_stops_the_game_cleanly():
 def test_the_command_plays_yahtzee_by_its_short_name_and_checks_joker(capsys):
     stdin = io.StringIO("best\n" * 9)
     out = io.StringIO()
-    argv = ["play", "yahtzee", "--joker", "verhoeff", f"boxes={BOXES}", "--seed", "1"]
+    argv = ["play", "yahtzee", "joker=verhoeff", f"boxes={BOXES}", "--seed", "1"]
     assert cli.main(argv, stdin=stdin, out=out) == 0
     assert "Yahtzee (joker=verhoeff, boxes sixes, full_house, chance)" in out.getvalue()
     assert "your 0 choices" not in out.getvalue() and "game over" in out.getvalue()
     for argv, message in [
-        (["play", "yahtzee", "--joker", "free", "joker=forced"], "disagree"),
-        (["play", "pig", "--joker", "free"], "option of Yahtzee only"),
+        (["play", "yahtzee", "joker=wild"], "joker"),
+        (["play", "pig", "joker=free"], "joker"),
         (["play", "yahtzee", "jokers=free"], "jokers"),
     ]:
         with pytest.raises(SystemExit) as stopped:
