@@ -139,10 +139,11 @@ runs = {
     "optimal": ["evaluate", env_id, *pairs, "--policy", "optimal", "--where-lost", "3", "--json"],
     "named": ["evaluate", env_id, *pairs, "--policy", named, "--where-lost", "3", "--json"],
 }
+game_pairs = [pair for pair in pairs if not pair.startswith("opponent=")]  # the policy's
 if players != "one":
-    runs["exploitability"] = ["exploitability", env_id, *pairs, "--policy", named, "--json"]
+    runs["exploitability"] = ["exploitability", env_id, *game_pairs, "--policy", named, "--json"]
 if GAMES[env_id].equilibrium_solver:
-    runs["equilibrium"] = ["equilibrium", env_id, *pairs, "--json"]
+    runs["equilibrium"] = ["equilibrium", env_id, *game_pairs, "--json"]
 found = {}
 for name, argv in runs.items():
     out = io.StringIO()
