@@ -254,7 +254,7 @@ def test_yahtzee_action_values_are_the_solutions_one_by_one():
     for row, (filled, upper, flag, dice, rolls) in zip(
         batch, yahtzee_positions(observations).tolist(), strict=True
     ):
-        one = solution.action_values(TurnState(filled, upper, bool(flag)), dice, rolls)
+        one = solution.turn_action_values(TurnState(filled, upper, bool(flag)), dice, rolls)
         np.testing.assert_array_equal(np.isnan(row), np.isnan(one))
         np.testing.assert_allclose(row[~np.isnan(row)], one[~np.isnan(one)], atol=1e-9)
     assert len({tuple(r) for r in observations[:, 6:7].tolist()}) == 3  # 2, 1 and 0 rolls left
