@@ -9,7 +9,8 @@ import numpy as np
 
 import baselines
 import dice_envs  # noqa: F401  (registers the ids)
-from baselines.pig import pig_value_iteration, two_player_optimum
+from baselines.pig import two_player_optimum
+from benchmarks.peers import pig_value_iteration
 
 SOLVES = [
     ("dice_envs/SumAvoid-v0", {"N": 10}, "backward"),
@@ -91,7 +92,7 @@ def two_player_positions(goal: int) -> int:
 
 def bench_two_player() -> list[dict]:
     """The game-theoretic Pig optimum (both players optimal): layered policy iteration, and
-    plain whole-array value iteration (`baselines.pig.pig_value_iteration`, to 1e-9) as the
+    plain whole-array value iteration (`benchmarks.peers.pig_value_iteration`, to 1e-9) as the
     peer in the same run."""
     results = []
     for goal in (30, 50, 100):

@@ -198,7 +198,7 @@ def test_env_reports_the_dice():
 def test_plain_value_iteration_agrees_with_the_layered_optimum(goal, die):
     # Whole-array value iteration (Neller and Presser's successive substitution) is a method
     # independent of the layered solver: the two must give the same optimum.
-    from baselines.pig import pig_value_iteration
+    from benchmarks.peers import pig_value_iteration
 
     value, sweeps = pig_value_iteration(goal, die, tol=1e-12)
     assert value == pytest.approx(two_player_optimum(goal, die).value, abs=1e-10)
@@ -211,7 +211,7 @@ def test_plain_value_iteration_agrees_with_the_layered_optimum(goal, die):
      "tol must be"), ({"goal": 5, "face_probs": (0.5, 0.6)}, "face_probs must be")],
 )  # fmt: skip
 def test_plain_value_iteration_refuses_bad_arguments(kwargs, match):
-    from baselines.pig import pig_value_iteration
+    from benchmarks.peers import pig_value_iteration
 
     with pytest.raises(ValueError, match=match):
         pig_value_iteration(**kwargs)

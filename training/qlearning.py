@@ -543,11 +543,6 @@ class SparseQLearning:
         q = self.table[rows, cols].astype(np.float64)
         self.table[rows, cols] = q + rates * (mean_targets - q)
 
-    @property
-    def rows_used(self) -> int:
-        """How many observations have a Q row (those it has acted in)."""
-        return self.store.size
-
     def policy(self):
         """The greedy policy as a batched policy on (n, 22) observations (legal actions from
         the observations themselves: `legal_masks`)."""

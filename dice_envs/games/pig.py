@@ -320,9 +320,6 @@ class Pig:
     def batch_to_move(self, states: np.ndarray) -> np.ndarray:
         return states[:, 0]
 
-    def batch_swap_seats(self, states: np.ndarray) -> np.ndarray:
-        return np.column_stack((1 - states[:, 0], states[:, 2], states[:, 1], states[:, 3]))
-
     def batch_legal(self, states: np.ndarray) -> np.ndarray:
         return np.column_stack((states[:, 3] > 0, np.ones(len(states), bool)))
 

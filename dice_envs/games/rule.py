@@ -38,17 +38,6 @@ class Rule:
 
         return cls(single, batch, name)
 
-    @classmethod
-    def from_table(cls, actions: np.ndarray, name: str = "table") -> Rule:
-        """Play a table of actions indexed by the observation's components."""
-        actions = np.asarray(actions)
-
-        def batch(observations: np.ndarray) -> np.ndarray:
-            observations = np.asarray(observations).reshape(-1, actions.ndim)
-            return actions[tuple(observations.T)].astype(np.int64)
-
-        return cls.from_batch(batch, name)
-
 
 def parse_threshold(pattern: str, name: str) -> int | None:
     """K from a name of the form `pattern` with K in place of `{K}` ("stop-at-{K}"), else None."""
