@@ -61,9 +61,9 @@ WORKLOADS = {
         "import baselines",
         "baselines.evaluate('hold-at-25', 'dice_envs/Pig-v0', goal=100)",
     ),
-    "evaluate greedy-turn on full Yahtzee": (
+    "evaluate score-at-once on full Yahtzee": (
         "import baselines\nfrom baselines.yahtzee import optimal_solution\noptimal_solution()",
-        "baselines.evaluate('greedy-turn', 'dice_envs/Yahtzee-v0')",
+        "baselines.evaluate('score-at-once', 'dice_envs/Yahtzee-v0')",
     ),
     "20,000 Pig env steps": (ENV_STEPS.format(env_id="dice_envs/Pig-v0"), "steps()"),
     "20,000 Yahtzee env steps": (ENV_STEPS.format(env_id="dice_envs/Yahtzee-v0"), "steps()"),

@@ -198,7 +198,7 @@ def test_runs_made_by_other_code_say_so_in_the_report(store, tmp_path):
     text = (tmp_path / "out" / "report.md").read_text()
     assert "**Not made by the current code.**" in text
     assert "2 by dice-envs 0.4.0, by code that has changed since in training/ppo.py" in text
-    assert "by code that has changed since in unrecorded code (no code.json)" in text
+    assert "by code that has changed since in its code.json (none archived)" in text
     assert f"3 by dice-envs {current['version']}, by the current code" in text
     assert f"The code here is dice-envs {current['version']}" in report.description
     # The results themselves are still read: the old runs' rows are there.

@@ -104,12 +104,7 @@ def made_by(directory: Path, identity: dict[str, Any]) -> dict[str, str]:
     """The package version that made an archived run, and "" as its "code" if the code that
     made it (its code.json) is the current code, else the modules changed since."""
     stamp = read_json(directory / CODE_FILE)
-    if stamp is not None:
-        changed = stale_modules(stamp)
-    elif "code" in identity:  # made before runs recorded their modules: one old fingerprint
-        changed = [f"the library as a whole (its fingerprint then: {identity['code']})"]
-    else:
-        changed = ["unrecorded code (no code.json)"]
+    changed = ["its code.json (none archived)"] if stamp is None else stale_modules(stamp)
     return {"version": identity["package"]["version"], "code": ", ".join(changed)}
 
 
