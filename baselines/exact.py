@@ -12,10 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from baselines.evaluation import Evaluation, evaluate_on, score_actions
+from baselines.evaluation import Evaluation, evaluate_on
 from baselines.solvers import Solution, bellman_residual, solve_mdp
 from dice_envs import game, make_model
-from dice_envs.policies import named_policy
 from dice_envs.tables import Tables, build_tables
 
 METHODS = ("auto", "generic", "backward", "value_iteration", "specialised")
@@ -146,16 +145,17 @@ def evaluate(
 ) -> Evaluation:
     """Evaluate `policy` exactly on `env_id` (with the env's keyword arguments).
 
-    The policy may be a callable obs -> action, a numpy table indexed by the observation, a
-    mapping, anything with SB3's `predict`, a `Solution`, a two-player solution or an
-    `Equilibrium` (played from the agent's seat, an equilibrium's mixtures as mixtures), or the
-    name of one of the game's named policies ("stop-at-25"). Stochastic policies are scored
-    exactly too: a float table with a last axis of action probabilities, a callable returning a
-    probability vector, or an SB3 model with `deterministic=False` (its action distribution, as
-    it plays when sampling). `obs_transform` maps a batch of raw observations to what the policy
-    was trained on (for models trained through observation wrappers). The game is enumerated
-    once per distinct arguments and kept (with its optimum) for the next call. The result also
-    says where the gap is lost (`Evaluation.losses`, per state, summing to the gap).
+    The policy takes any form `dice_envs.policies.as_policy` takes: a named policy
+    ("stop-at-25"), a table over the observation grid, a solution, a two-player solution or an
+    `Equilibrium` (played from the agent's seat, mixtures as mixtures), a batched callable, a
+    mapping, a callable obs -> action, an SB3 model, a run folder. Stochastic policies are
+    scored exactly too: a float table with a last axis of action probabilities, a callable
+    returning a probability vector, or an SB3 model with `deterministic=False` (its action
+    distribution, as it plays when sampling). `obs_transform` maps a batch of raw observations
+    to what the policy was trained on (for models trained through observation wrappers). The
+    game is enumerated once per distinct arguments and kept (with its optimum) for the next
+    call. The result also says where the gap is lost (`Evaluation.losses`, per state, summing
+    to the gap).
     On a game without tables (Yahtzee) its structure-aware evaluator answers instead
     (`baselines.yahtzee_evaluation.evaluate_yahtzee`: a `YahtzeeEvaluation`, aggregates only).
     """
@@ -164,20 +164,7 @@ def evaluate(
         return structured(
             policy, obs_transform=obs_transform, deterministic=deterministic, **kwargs
         )
-    if isinstance(policy, str):
-        policy = named_policy(env_id, policy, **kwargs)
-    if callable(getattr(policy, "probabilities", None)) and obs_transform is None:
-        # A two-player solution or an equilibrium: its whole policy as a table over the grid
-        # (the equilibrium's mixtures played as mixtures).
-        policy = np.asarray(policy.probabilities())
     tables, optimum = _enumerated(env_id, kwargs)
-    if isinstance(policy, Solution) and obs_transform is None:
-        # A solution's own greedy actions on the tables' states, without a call per state.
-        start = time.perf_counter()
-        actions = on_states(policy, tables).policy
-        evaluation = score_actions(actions, tables, optimum)
-        evaluation.seconds = time.perf_counter() - start
-        return evaluation
     return evaluate_on(
         policy, tables, optimum, obs_transform=obs_transform, deterministic=deterministic
     )

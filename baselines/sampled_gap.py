@@ -27,15 +27,9 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
-from baselines.evaluation import (
-    _Answered,
-    _observation_batch,
-    policy_actions,
-    policy_probabilities,
-)
-from baselines.exact import _enumerated, on_states
-from baselines.solvers import TIE_TOLERANCE, Solution, q_from_values
-from dice_envs.policies import named_policy
+from baselines.evaluation import policy_answer
+from baselines.exact import _enumerated
+from baselines.solvers import TIE_TOLERANCE, q_from_values
 from dice_envs.registration import game, load
 
 Z_95 = float(norm.ppf(0.975))  # the two-sided 95 % quantile of the normal distribution
@@ -219,18 +213,10 @@ def _regrets(
     return drawn, (probs * regret).sum(axis=1) if expected else regret[rows, drawn]
 
 
-def _resolved(policy, tables, obs_transform, deterministic) -> tuple[Any, Any]:
-    """(actions, None) of a deterministic policy or (None, probabilities) of a stochastic one
-    at every state of `tables`, by the converters of `baselines.evaluation` (a batched policy
-    asked once, as `evaluate` asks it)."""
-    if callable(getattr(policy, "batch", None)) and obs_transform is None:
-        policy = _Answered(np.asarray(policy.batch(_observation_batch(tables, None))))
-    probs = policy_probabilities(
-        policy, tables, obs_transform=obs_transform, deterministic=deterministic
-    )
-    if probs is not None:
-        return None, probs
-    return policy_actions(policy, tables, obs_transform=obs_transform), None
+def split_answer(answer: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(actions, None) of a deterministic policy's answer, (None, probabilities) of a
+    stochastic one's."""
+    return (answer, None) if answer.ndim == 1 else (None, answer)
 
 
 class _TablePlayer:
@@ -244,17 +230,14 @@ class _TablePlayer:
         self.regret = _regret_table(
             q_from_values(self.tables, optimum.state_values), self.tables.legal
         )
-        self.actions, self.probs = self._resolve(policy, env_id, kwargs, options)
-
-    def _resolve(self, policy, env_id, kwargs, options) -> tuple[np.ndarray | None, Any]:
-        obs_transform, deterministic = options["obs_transform"], options["deterministic"]
-        if isinstance(policy, str):
-            policy = named_policy(env_id, policy, **kwargs)
-        if callable(getattr(policy, "probabilities", None)) and obs_transform is None:
-            policy = np.asarray(policy.probabilities())  # a two-player solution, an equilibrium
-        if isinstance(policy, Solution) and obs_transform is None:
-            return on_states(policy, self.tables).policy, None
-        return _resolved(policy, self.tables, obs_transform, deterministic)
+        self.actions, self.probs = split_answer(
+            policy_answer(
+                policy,
+                self.tables,
+                obs_transform=options["obs_transform"],
+                deterministic=options["deterministic"],
+            )
+        )
 
     def vector_env(self, width: int) -> Any:
         entry = game(self.env_id)
@@ -265,18 +248,3 @@ class _TablePlayer:
         probs = None if self.probs is None else self.probs[states]
         actions = None if self.actions is None else self.actions[states]
         return _regrets(self.regret[states], probs, actions, rng, self.expected)
-
-
-class _ObservationBatch:
-    """Visited observations seen as the tables the policy converters of `baselines.evaluation`
-    read (observations, legal actions, the observation grid), so that a policy is resolved on
-    Yahtzee by the same code as on every other game."""
-
-    def __init__(self, observations: np.ndarray, legal: np.ndarray, model: Any) -> None:
-        self.observation_array, self.legal = observations, legal.astype(bool)
-        self.num_states, self.num_actions = legal.shape
-        self.model = model
-
-    @property
-    def observations(self) -> list[tuple[int, ...]]:
-        return list(map(tuple, self.observation_array.tolist()))

@@ -32,9 +32,9 @@ from baselines.protocols import ByObservation
 from baselines.solvers import GridIndex, Solution, grid_solution
 from dice_envs import GAMES, game, make_model
 from dice_envs.games.base import check_int
-from dice_envs.games.seat_policy import normalised_probabilities
 from dice_envs.games.simultaneous import SimultaneousFold
 from dice_envs.games.simultaneous_hog import SimultaneousHog
+from dice_envs.policies import checked_answer
 
 # A position is solved when its strategy pair is a saddle point of M(v) to this (the row
 # player's best reply to y minus the column player's best reply to x, in win probability).
@@ -330,13 +330,20 @@ def _solved(goal: int, max_dice: int, sides: int) -> Equilibrium:
     )
 
 
+def _grid_rows(model: SimultaneousHog) -> np.ndarray:
+    """The observations (own, other) below the goal, in the order of a grid table's rows."""
+    return np.indices((model.goal, model.goal)).reshape(2, -1).T
+
+
 def _grid_policy(model: SimultaneousHog, table: np.ndarray, name: str) -> np.ndarray:
     """A policy as probabilities [own, other, a] over the scores below the goal, checked."""
     table = np.asarray(table, dtype=float)
     shape = (model.goal + 1, model.goal + 1, model.max_dice)
     if table.shape != shape:
         raise ValueError(f"{name} must have shape {shape} (own, other, action), got {table.shape}")
-    return normalised_probabilities(table[: model.goal, : model.goal], name)
+    below = table[: model.goal, : model.goal]
+    probs = checked_answer(below.reshape(-1, model.max_dice), _grid_rows(model), model.max_dice)
+    return probs.reshape(below.shape)
 
 
 def pair_values(model: SimultaneousHog, first: np.ndarray, second: np.ndarray) -> np.ndarray:

@@ -20,20 +20,17 @@ import numpy as np
 import scipy.sparse as sp
 
 from baselines.evaluation import (
-    PREDICT_BATCH,
     Evaluation,
     _all_q,
-    _check_observation_space,
-    _observation_batch,
     evaluate_on,
     grid_of,
     observation_keys,
     score_actions,
 )
-from baselines.exact import enumerated, on_states
-from baselines.solvers import PolicySystem, Solution, greedy, optimal_action_mask
-from dice_envs.games.seat_policy import SLOW_CALLS
-from dice_envs.policies import named_policy
+from baselines.exact import enumerated
+from baselines.policy_forms import PREDICT_BATCH, check_space
+from baselines.solvers import PolicySystem, greedy, optimal_action_mask
+from dice_envs.policies import SLOW_CALLS
 from dice_envs.tables import Tables
 
 # Policy iteration for a discounted Q* stops with a RuntimeError after this many steps.
@@ -206,7 +203,7 @@ def value_errors(
             )
         policy = estimates
     v_rows = _v_rows(estimates, tables, obs_transform)
-    evaluation = _evaluation(policy, env_id, tables, optimum, obs_transform, deterministic, kwargs)
+    evaluation = _evaluation(policy, tables, optimum, obs_transform, deterministic)
     return _v_errors(v_rows, evaluation, tables, gamma)
 
 
@@ -331,13 +328,28 @@ def _called_values(function: Any, tables: Tables, obs_transform: Any) -> list:
     return [float(function(np.array(obs, dtype=np.int64))) for obs in tables.observations]
 
 
+def _observation_batch(tables: Tables, obs_transform: Any) -> np.ndarray:
+    """Every reachable observation as an int64 array, (n,) or (n, d), through `obs_transform`."""
+    batch = tables.observation_array
+    batch = batch[:, 0] if batch.shape[1] == 1 else batch
+    if obs_transform is None:
+        return batch
+    transformed = np.asarray(obs_transform(batch))
+    if transformed.ndim == 0 or len(transformed) != len(batch):
+        raise ValueError(
+            f"obs_transform must return one row per observation: it turned a batch of shape "
+            f"{batch.shape} into shape {transformed.shape}"
+        )
+    return transformed
+
+
 def _critic_values(model: Any, tables: Tables, obs_transform: Any) -> np.ndarray:
     """An SB3 model's critic, `policy.predict_values`, at every reachable observation."""
     import torch
 
     batch = _observation_batch(tables, obs_transform)
     if obs_transform is None:
-        _check_observation_space(model, tables)
+        check_space(model, tables.model)
     chunks = []
     with torch.no_grad():
         for lo in range(0, len(batch), PREDICT_BATCH):
@@ -346,23 +358,11 @@ def _critic_values(model: Any, tables: Tables, obs_transform: Any) -> np.ndarray
     return np.concatenate(chunks) if chunks else np.zeros(0)
 
 
-def _evaluation(policy, env_id, tables, optimum, obs_transform, deterministic, kwargs):
+def _evaluation(policy, tables, optimum, obs_transform, deterministic) -> Evaluation:
     """The acting policy's exact evaluation on the kept tables (as `baselines.evaluate`)."""
-    start = time.perf_counter()
-    if isinstance(policy, str):
-        policy = named_policy(env_id, policy, **kwargs)
-    if callable(getattr(policy, "probabilities", None)) and obs_transform is None:
-        policy = np.asarray(policy.probabilities())
-    if isinstance(policy, Solution) and obs_transform is None:
-        evaluation = score_actions(on_states(policy, tables).policy, tables, optimum)
-    else:
-        # Only an SB3 model has a `deterministic` switch; other forms say it by their form.
-        flag = deterministic if hasattr(policy, "predict") else True
-        evaluation = evaluate_on(
-            policy, tables, optimum, obs_transform=obs_transform, deterministic=flag
-        )
-    evaluation.seconds = time.perf_counter() - start
-    return evaluation
+    # Only an SB3 model has a `deterministic` switch; other forms say it by their form.
+    flag = deterministic if hasattr(policy, "predict") else True
+    return evaluate_on(policy, tables, optimum, obs_transform=obs_transform, deterministic=flag)
 
 
 def _q_errors(q_rows, actions, evaluation, tables, optimum, gamma) -> ValueErrors:

@@ -26,7 +26,6 @@ points this turn and its distribution over the next turn-start states. Then:
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -57,7 +56,6 @@ from baselines.yahtzee_compiled import (
     turn_tables,
 )
 from dice_envs.envs.yahtzee import OBSERVATION_NVEC
-from dice_envs.games.seat_policy import PROBABILITY_TOLERANCE
 from dice_envs.games.yahtzee import (
     BOX_NAMES,
     DICE,
@@ -75,7 +73,7 @@ from dice_envs.games.yahtzee import (
     Yahtzee,
     state_index,
 )
-from dice_envs.policies import model_policy
+from dice_envs.policies import BatchedPolicy, as_policy, checked_answer
 
 CHUNK = 256  # turn-start states per batch inside the sweep
 KEEP_LOSSES = 20  # the largest single-decision losses an evaluation keeps (`where_lost`)
@@ -172,154 +170,20 @@ class YahtzeeEvaluation:
 # -- the policy, asked in batches -------------------------------------------------------------
 
 
-@dataclass
-class _Asker:
-    """A policy in one form: `ask(observations, masks)` -> (n,) actions or (n, 45)
-    probabilities; `masks` only built when `needs_masks`."""
-
-    ask: Callable[[np.ndarray, np.ndarray | None], np.ndarray]
-    needs_masks: bool
-
-
-def policy_asker(policy: Any, model: Yahtzee, obs_transform=None, deterministic=True) -> _Asker:
-    """The policy forms of the project, for Yahtzee: a registered name, a `YahtzeeSolution`,
-    an SB3 model (MaskablePPO asked with masks), or a batched callable (`Rule`, or
-    `dice_envs.policies.batched`). A ValueError names what is not accepted."""
-    if obs_transform is not None and not callable(obs_transform):
-        raise ValueError(f"obs_transform must be callable or None, got {obs_transform!r}")
-    if not isinstance(deterministic, bool):
-        raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
-    if isinstance(policy, str):
-        policy = model_policy(model, policy, repr(model))
-    if isinstance(policy, YahtzeeSolution):
-        policy = policy.batched_policy()
-    transform = obs_transform or (lambda obs: obs)
-    if hasattr(policy, "predict"):
-        return _sb3_asker(policy, transform, obs_transform is None, deterministic)
-    if not deterministic:
-        raise ValueError("deterministic=False is for SB3 models; give probabilities otherwise")
-    batch = getattr(policy, "batch", None)
-    if callable(batch):
-        return _Asker(lambda obs, masks: batch(transform(obs)), False)
-    if isinstance(policy, np.ndarray | dict) or callable(policy):
+def policy_asker(
+    policy: Any, model: Yahtzee, obs_transform: Any = None, deterministic: bool = True
+) -> BatchedPolicy:
+    """`policy` (any form `dice_envs.policies.as_policy` takes) as Yahtzee's sweep asks it:
+    in batches; a form asked once per observation is refused (the sweep makes about 400
+    million decisions)."""
+    asked = as_policy(policy, model, obs_transform=obs_transform, deterministic=deterministic)
+    if asked.per_observation:
         raise ValueError(
             "policy for Yahtzee must be asked in batches (about 400 million decisions): a "
-            "name, a YahtzeeSolution, an SB3 model, or a function of a batch of observations "
-            f"marked with dice_envs.policies.batched; got {type(policy).__name__}"
+            "name, a YahtzeeSolution, an SB3 model, a run folder, or a function of a batch of "
+            f"observations marked with dice_envs.policies.batched; got {asked.name}"
         )
-    raise ValueError(f"policy must be a name, a model or a batched callable, got {policy!r}")
-
-
-def _sb3_asker(model, transform, check_space: bool, deterministic: bool) -> _Asker:
-    space = getattr(model, "observation_space", None)
-    nvec = getattr(space, "nvec", None)
-    if check_space and space is not None and not np.array_equal(nvec, OBSERVATION_NVEC):
-        raise ValueError(
-            f"the model was trained on observations {space}, not Yahtzee's MultiDiscrete"
-            f"({list(OBSERVATION_NVEC)}); pass obs_transform= if it was trained through a wrapper"
-        )
-    if deterministic:
-        masked = "action_masks" in inspect.signature(model.predict).parameters
-        greedy = _categorical_greedy(getattr(model, "policy", None), transform, masked)
-        if greedy is not None:
-            return _Asker(greedy, masked)
-
-        def ask(obs, masks):
-            extra = {"action_masks": np.array(masks)} if masked else {}
-            return model.predict(np.array(transform(obs)), deterministic=True, **extra)[0]
-
-        return _Asker(ask, masked)
-    policy = getattr(model, "policy", None)
-    if policy is None or not hasattr(policy, "get_distribution"):
-        raise ValueError(
-            "deterministic=False needs an SB3 model whose policy has get_distribution "
-            f"(PPO, MaskablePPO, A2C); got {type(model).__name__}"
-        )
-    masked = "action_masks" in inspect.signature(policy.get_distribution).parameters
-
-    def probabilities(obs, masks):
-        import torch
-
-        with torch.no_grad():
-            tensor, _ = policy.obs_to_tensor(np.array(transform(obs)))
-            extra = {"action_masks": masks} if masked else {}
-            return policy.get_distribution(tensor, **extra).distribution.probs.cpu().numpy()
-
-    return _Asker(probabilities, masked)
-
-
-GREEDY_DISTRIBUTIONS = ("CategoricalDistribution", "MaskableCategoricalDistribution")
-HUGE_NEGATIVE_LOGIT = -1e8  # what sb3_contrib's MaskableCategorical gives a masked action
-
-
-def _categorical_greedy(policy, transform, masked: bool) -> Callable | None:
-    """`predict(obs, deterministic=True)` of an SB3 actor-critic policy with a categorical
-    action head, as the same torch operations without predict's per-call checks and the
-    distribution objects it builds (a third of its time on Yahtzee's batches): features,
-    the actor's latent, the logits, masked logits as MaskableCategorical masks them, the
-    most probable action. None for any other policy (then `predict` itself is asked)."""
-    needed = ("obs_to_tensor", "pi_features_extractor", "mlp_extractor", "action_net")
-    if policy is None or not all(hasattr(policy, name) for name in needed):
-        return None
-    if type(getattr(policy, "action_dist", None)).__name__ not in GREEDY_DISTRIBUTIONS:
-        return None
-    import torch
-    from stable_baselines3.common.preprocessing import preprocess_obs
-
-    policy.set_training_mode(False)
-    space, images = policy.observation_space, policy.normalize_images
-
-    def ask(obs, masks):
-        with torch.no_grad():
-            tensor, _ = policy.obs_to_tensor(np.array(transform(obs)))
-            features = policy.pi_features_extractor(preprocess_obs(tensor, space, images))
-            logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
-            if masked and masks is not None:
-                allowed = torch.as_tensor(np.array(masks), device=logits.device)
-                floor = torch.tensor(HUGE_NEGATIVE_LOGIT, dtype=logits.dtype, device=logits.device)
-                logits = torch.where(allowed, logits, floor)
-            probs = torch.distributions.Categorical(logits=logits, validate_args=False).probs
-            return probs.argmax(dim=1).cpu().numpy()
-
-    return ask
-
-
-def checked_answer(answer, observations: np.ndarray) -> np.ndarray:
-    """The policy's answer for `observations` as (n,) int64 actions or (n, 45) float64
-    probabilities, or a ValueError naming the first observation with a bad answer."""
-    n = len(observations)
-    answer = np.asarray(answer)
-    if answer.shape in ((n,), (n, 1)):
-        answer = answer.reshape(n)
-        if not np.issubdtype(answer.dtype, np.integer):
-            whole = np.isfinite(answer) & (answer == np.round(answer))
-            if not whole.all():
-                row = observations[int(np.flatnonzero(~whole)[0])].tolist()
-                raise ValueError(f"the policy answered {answer[~whole][0]!r} for {row}")
-        bad = (answer < 0) | (answer >= NUM_ACTIONS)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"the policy chose action {answer[i]} for observation "
-                f"{observations[i].tolist()}; actions are 0..{NUM_ACTIONS - 1}"
-            )
-        return answer.astype(np.int64)
-    if answer.shape != (n, NUM_ACTIONS):
-        raise ValueError(
-            f"the policy must answer (n,) actions or (n, {NUM_ACTIONS}) probabilities for "
-            f"{n} observations, got shape {answer.shape}"
-        )
-    probs = answer.astype(np.float64)
-    sums = probs.sum(axis=1)
-    bad = ~np.isfinite(probs).all(axis=1) | (probs < 0).any(axis=1)
-    bad |= np.abs(sums - 1.0) > PROBABILITY_TOLERANCE
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"the policy's probabilities for observation {observations[i].tolist()} are "
-            f"{probs[i].tolist()}; they must be >= 0 and sum to 1"
-        )
-    return probs / sums[:, None]
+    return asked
 
 
 # -- one batch of turns: the optimum inside, the policy's answers ----------------------------
@@ -428,7 +292,7 @@ class _Sweep:
     This one follows the turns inside with the compiled loops of `baselines.yahtzee_compiled`;
     `_NumpySweep` is the same in plain numpy (their test oracle)."""
 
-    def __init__(self, solution: YahtzeeSolution, asker: _Asker, keep: int) -> None:
+    def __init__(self, solution: YahtzeeSolution, asker: BatchedPolicy, keep: int) -> None:
         self.solution, self.model, self.asker = solution, solution.model, asker
         self.keep = keep
         self.top = np.zeros((0, 8))  # loss, filled, upper, flag, rolls left, dice, played, best
@@ -458,7 +322,7 @@ class _Sweep:
             start = time.perf_counter()
             answer = self.asker.ask(obs, masks)
             self.policy_seconds += time.perf_counter() - start
-            answers.append(checked_answer(answer, obs))
+            answers.append(checked_answer(answer, obs, NUM_ACTIONS))
             self.asked += len(obs)
         answer = answers[0] if len(answers) == 1 else np.concatenate(answers)
         return answer.reshape((len(upper), 3, NUM_DICE_SETS) + answer.shape[1:])
@@ -471,7 +335,7 @@ class _Sweep:
         filled, upper, flag = filled[part], upper[part], flag[part].astype(np.int64)
         rows = len(filled) * 3 * NUM_DICE_SETS
         if self.buffers is None:
-            self.buffers = _decision_buffers(self.asker.needs_masks)
+            self.buffers = _decision_buffers(self.asker.needs_legal)
         obs_buffer, mask_buffer = self.buffers
         compiled.fill_observations(filled, upper, flag, obs_buffer, True)
         obs = obs_buffer[:rows]
@@ -579,7 +443,7 @@ class _NumpySweep(_Sweep):
 
     def observations(self, tables: TurnTables, filled, upper, flag, part: slice) -> tuple:
         obs = _observations(filled[part], upper[part], flag[part])
-        masks = _masks(tables.legal_bits().T[part]) if self.asker.needs_masks else None
+        masks = _masks(tables.legal_bits().T[part]) if self.asker.needs_legal else None
         return obs, masks
 
     def turns(self, turn, tables, answer, reach, optimal_reach) -> tuple[np.ndarray, ...]:

@@ -4,16 +4,14 @@ structure-aware solution."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from baselines.sampled_gap import _ObservationBatch, _regret_table, _regrets, _resolved
+from baselines.sampled_gap import _regret_table, _regrets, split_answer
 from baselines.yahtzee import YahtzeeSolution, optimal_solution
-from dice_envs.envs.yahtzee import OBSERVATION_NVEC as YAHTZEE_OBSERVATION_NVEC
 from dice_envs.games.yahtzee import DICE, NUM_BOXES, Yahtzee
-from dice_envs.policies import named_policy
+from dice_envs.policies import as_policy
 from dice_envs.registration import game, load
 
 
@@ -51,17 +49,6 @@ def yahtzee_action_values(solution: YahtzeeSolution, observations: np.ndarray) -
     return solution.action_values_batch(np.asarray(observations, dtype=np.int64))
 
 
-class _YahtzeeGrid:
-    """The Yahtzee model as the converters see it: its observation grid, for messages and
-    for checking an SB3 model's observation space."""
-
-    def __init__(self, model: Yahtzee) -> None:
-        self.model, self.observation_nvec = model, YAHTZEE_OBSERVATION_NVEC
-
-    def __repr__(self) -> str:
-        return repr(self.model)
-
-
 class YahtzeePlayer:
     """A policy on Yahtzee: asked at each step for the visited observations, its regrets from
     the exact action values there."""
@@ -70,15 +57,11 @@ class YahtzeePlayer:
         self.env_id, self.kwargs, self.options = env_id, dict(kwargs), options
         self.solution = yahtzee_solution(env_id, **kwargs)
         self.optimal_value = self.solution.value
-        self.grid = _YahtzeeGrid(self.solution.model)
-        if isinstance(policy, str):
-            policy = named_policy(env_id, policy, **kwargs)
-        if isinstance(policy, np.ndarray | Mapping):
-            raise ValueError(
-                "policy: Yahtzee's observation grid is too large for a table or a mapping; "
-                "give a batched callable (dice_envs.policies.batched), a callable or a model"
-            )
-        self.policy = policy
+        self.optimal = isinstance(policy, YahtzeeSolution)
+        transform, deterministic = options["obs_transform"], options["deterministic"]
+        self.policy = as_policy(
+            policy, self.solution.model, obs_transform=transform, deterministic=deterministic
+        )
 
     def vector_env(self, width: int) -> Any:
         return load(game(self.env_id).vector_entry_point)(num_envs=width, **self.kwargs)
@@ -99,9 +82,7 @@ class YahtzeePlayer:
         ).reshape(count, width)
         q = np.take_along_axis(q, played, axis=1)
         regret = _regret_table(q, legal)
-        if isinstance(self.policy, YahtzeeSolution):
+        if self.optimal:  # its actions are the best legal action values, at hand here
             return _regrets(regret, None, np.where(legal, q, -np.inf).argmax(axis=1), rng, True)
-        batch = _ObservationBatch(obs, legal, self.grid)
-        transform, deterministic = self.options["obs_transform"], self.options["deterministic"]
-        actions, probs = _resolved(self.policy, batch, transform, deterministic)
+        actions, probs = split_answer(self.policy.answer(obs, legal))
         return _regrets(regret, probs, actions, rng, self.options["expected_regret"])

@@ -1,4 +1,5 @@
-"""Named policies: the one place a policy's name is turned into a policy for a registered game.
+"""Policies of the registered games: named policies, batched callables, and `as_policy`, the
+one converter of every policy form (`dice_envs.games.policy_forms`).
 
 A game's model builds its own named policies (`model.named_policy(name)`, with the names it
 takes in `model.policy_names`): hand-written rules of the single-agent games, and the
@@ -12,6 +13,17 @@ from typing import Any
 
 import numpy as np
 
+from dice_envs.games.policy_forms import (
+    POLICY_FORM_ENTRY_POINTS,
+    PROBABILITY_TOLERANCE,
+    SLOW_CALLS,
+    BatchedPolicy,
+    PolicyInput,
+    as_policy,
+    checked_answer,
+    name_plugins,
+    observation_key,
+)
 from dice_envs.games.rule import Rule
 from dice_envs.registration import make_model
 
@@ -55,3 +67,20 @@ def batched(function: Callable[[np.ndarray], np.ndarray], name: str | None = Non
     if not callable(function):
         raise ValueError(f"function must be callable, got {function!r}")
     return Rule.from_batch(function, name or getattr(function, "__name__", "batched"))
+
+
+__all__ = [
+    "POLICY_FORM_ENTRY_POINTS",
+    "PROBABILITY_TOLERANCE",
+    "SLOW_CALLS",
+    "BatchedPolicy",
+    "PolicyInput",
+    "as_policy",
+    "batched",
+    "checked_answer",
+    "model_policy",
+    "name_plugins",
+    "named_policy",
+    "observation_key",
+    "policy_names",
+]

@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
+import yaml
 
 import baselines
 from baselines.arguments import parse_kwargs
 from dice_envs import GAMES, env_ids
-from dice_envs.policies import named_policy, policy_names
+from dice_envs.policies import policy_names
 from dice_envs.registration import game
 from dice_envs_cli.play import game_id
 
@@ -45,13 +46,13 @@ DELEGATED = {
 
 
 def load_policy(spec: str, env_id: str, kwargs: dict[str, Any]) -> Any:
-    """A policy from the command line: a run folder, a .npy table, an SB3 .zip, "optimal", or
-    a named policy of the game."""
+    """A policy from the command line: a run folder (of the same game and arguments), a .npy
+    table, an SB3 .zip (as paths: `dice_envs.policies.as_policy` reads them), "optimal" (the
+    solution), or a named policy of the game."""
     path = Path(spec)
-    if path.is_dir():
-        from training.run_policy import load_run_policy
-
-        run_env_id, run_kwargs, policy = load_run_policy(path)
+    if path.is_dir() and (path / "config.yaml").is_file():
+        config = yaml.safe_load((path / "config.yaml").read_text())
+        run_env_id, run_kwargs = config["env_id"], dict(config["env_kwargs"])
         if run_env_id != env_id or with_defaults(env_id, run_kwargs) != with_defaults(
             env_id, kwargs
         ):
@@ -59,16 +60,14 @@ def load_policy(spec: str, env_id: str, kwargs: dict[str, Any]) -> Any:
                 f"the run in {path} was trained on {run_env_id} {run_kwargs}, not on "
                 f"{env_id} {kwargs}: name the same game and arguments"
             )
-        return policy
-    if path.suffix == ".npy" and path.is_file():
-        return np.load(path, allow_pickle=False)
-    if path.suffix == ".zip" and path.is_file():
-        return load_sb3_model(path)
+        return path
     if path.suffix in (".npy", ".zip"):
-        raise ValueError(f"policy file {path} does not exist")
+        if not path.is_file():
+            raise ValueError(f"policy file {path} does not exist")
+        return path
     if spec == "optimal":
         return baselines.solve(env_id, **kwargs)
-    return named_policy(env_id, spec, **kwargs)
+    return spec
 
 
 def with_defaults(env_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -77,20 +76,6 @@ def with_defaults(env_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     parameters = inspect.signature(game(env_id).factory).parameters.values()
     defaults = {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
     return {**defaults, **kwargs}
-
-
-def load_sb3_model(path: Path) -> Any:
-    """A saved MaskablePPO or PPO model (whichever class saved it)."""
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3 import PPO
-
-    errors = []
-    for algorithm in (MaskablePPO, PPO):
-        try:
-            return algorithm.load(path, device="cpu")
-        except (ValueError, KeyError, RuntimeError, TypeError) as error:
-            errors.append(f"{algorithm.__name__}: {error}")
-    raise ValueError(f"{path} is not a saved PPO or MaskablePPO model ({'; '.join(errors)})")
 
 
 def _games(args: argparse.Namespace) -> dict[str, Any]:

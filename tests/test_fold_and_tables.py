@@ -336,7 +336,7 @@ def test_review_cases_are_refused_clearly_or_handled():
     assert build_tables(model(), "vectorised").num_states == 4
     with pytest.raises(ValueError, match="no action for observation"):
         make_model("dice_envs/Pig-v0", goal=6, opponent={(0, 0, 0): 1}, agent_starts=False)
-    with pytest.raises(ValueError, match="must hold numbers"):
+    with pytest.raises(ValueError, match="opponent: a policy table must hold actions or prob"):
         make_model("dice_envs/Pig-v0", goal=6, opponent=np.ones((7, 7, 6), dtype=object))
     with pytest.raises(ValueError, match="die_probs"):
         make_model("dice_envs/Pig-v0", die_probs=[False, True])

@@ -67,7 +67,7 @@ def test_all_ids_have_a_model():
         ("dice_envs/Pig-v0", {"agent_starts": 1}, "agent_starts"),
         ("dice_envs/Pig-v0", {"agent_starts": 0}, "agent_starts"),
         ("dice_envs/Pig-v0", {"gaol": 100}, "unknown argument"),
-        ("dice_envs/Pig-v0", {"opponent": np.zeros((3, 3))}, "opponent table"),
+        ("dice_envs/Pig-v0", {"opponent": np.zeros((3, 3))}, "opponent: a policy table"),
         ("dice_envs/SumAvoid-v0", {"n": 10}, "unknown argument"),
         ("dice_envs/SumAvoid-v0", {"sides": False}, "sides"),
         ("dice_envs/Pig-v0", {"opponent": "hold-at-0"}, "K >= 1"),

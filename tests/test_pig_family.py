@@ -154,7 +154,7 @@ def test_named_policies_and_bad_names():
     # 10 k + (i + k) >= 200: at i = 0 hold from k = 19 (209 >= 200), at i = 90 from k = 10.
     assert holds[0, 0, 18:20].tolist() == [False, True]
     assert holds[90, 0, 9:11].tolist() == [False, True]
-    with pytest.raises(ValueError, match="opponent must be one of"):
+    with pytest.raises(ValueError, match="opponent: policy for .* must be one of"):
         make_model("dice_envs/TwoDicePig-v0", opponent="keep-pace")
     # A named policy that mixes is scored as the probabilities it plays.
     uniform = np.full((11, 11, 10), 0.1)

@@ -173,3 +173,78 @@ def test_a_two_player_solution_and_an_equilibrium_are_policies_as_they_stand():
         "dice_envs/SimultaneousHog-v0", opponent=mixed.action, **hog
     )
     assert against_most_probable.value > 0.5 + 1e-3
+
+
+@pytest.mark.parametrize("env_id, kwargs, forms", CASES)
+def test_every_form_has_the_same_sampled_gap(env_id, kwargs, forms):
+    """The sampled gap's episodes depend on the policy's actions only: every form of one
+    policy plays the same episodes (one-hot probabilities draw the same action)."""
+    estimates = {
+        form: baselines.estimate_gap(policy, env_id, episodes=200, seed=4, **kwargs).mean
+        for form, policy in forms().items()
+    }
+    for form, mean in estimates.items():
+        assert mean == pytest.approx(estimates["name"], abs=1e-12), form
+
+
+def test_paths_and_run_folders_are_forms_at_every_door(tmp_path):
+    import pickle
+
+    import gymnasium as gym
+    import yaml
+
+    from dice_envs.policies import as_policy
+
+    actions = hold_at_20_forms()["table of actions"]
+    np.save(tmp_path / "table.npy", actions)
+    run = tmp_path / "run"
+    run.mkdir()
+    config = {"env_id": PIG, "env_kwargs": PIG_ARGS, "algo": "qlearning"}
+    (run / "config.yaml").write_text(yaml.safe_dump(config))
+    np.save(run / "actions.npy", actions.astype(np.int16))
+    reference = {
+        "evaluate": baselines.evaluate(actions, PIG, **PIG_ARGS).value,
+        "exploitability": baselines.exploitability(actions, PIG, **PIG_ARGS).value,
+        "opponent": baselines.solve(PIG, opponent=actions, **PIG_ARGS).value,
+        "sampled": baselines.estimate_gap(actions, PIG, episodes=100, seed=1, **PIG_ARGS).mean,
+    }
+    for path in (tmp_path / "table.npy", run):
+        found = {
+            "evaluate": baselines.evaluate(path, PIG, **PIG_ARGS).value,
+            "exploitability": baselines.exploitability(path, PIG, **PIG_ARGS).value,
+            "opponent": baselines.solve(PIG, opponent=path, **PIG_ARGS).value,
+            "sampled": baselines.estimate_gap(path, PIG, episodes=100, seed=1, **PIG_ARGS).mean,
+        }
+        assert found == pytest.approx(reference, abs=1e-12), path
+    converted = as_policy(run, make_model(PIG, **PIG_ARGS))
+    env = gym.make(PIG, opponent=converted, **PIG_ARGS)
+    assert (
+        pickle.loads(pickle.dumps(env)).reset(seed=2)[0].tolist() == env.reset(seed=2)[0].tolist()
+    )
+    with pytest.raises(ValueError, match="policy file .*missing.npy does not exist"):
+        baselines.evaluate(tmp_path / "missing.npy", PIG, **PIG_ARGS)
+    with pytest.raises(ValueError, match="is not a run folder"):
+        baselines.evaluate(tmp_path, PIG, **PIG_ARGS)
+
+
+def test_an_sb3_model_is_asked_as_its_predict_answers():
+    """The greedy fast path (the network's operations without `predict`'s checks) answers
+    exactly what `predict` answers, with MaskablePPO's masks, on a game with tables."""
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from dice_envs.envs.sb3 import DiceSB3VecEnv
+    from dice_envs.policies import as_policy
+
+    model = MaskablePPO("MlpPolicy", DiceSB3VecEnv(PIG, num_envs=2, **PIG_ARGS), seed=5)
+    fold = make_model(PIG, **PIG_ARGS)
+    grid = np.indices(PIG_GRID).reshape(3, -1).T
+    legal = np.random.default_rng(0).random((len(grid), 2)) < 0.7
+    legal[:, 0] = True
+    asked = as_policy(model, fold)
+    assert asked.needs_legal
+    want = model.predict(grid, deterministic=True, action_masks=legal)[0]
+    np.testing.assert_array_equal(asked.answer(grid, legal), want)
+    probs = as_policy(model, fold, deterministic=False).answer(grid, legal)
+    assert probs.shape == (len(grid), 2) and np.allclose(probs.sum(axis=1), 1.0)
+    assert (probs[~legal] == 0).all()

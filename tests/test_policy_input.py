@@ -35,11 +35,9 @@ class FakeModel:
 
 
 def test_table_of_the_wrong_shape_names_the_shape_the_game_needs():
-    with pytest.raises(ValueError, match=r"shape \(30,\); dice_envs/SumAvoid-v0 .*shape \(28,\)"):
+    with pytest.raises(ValueError, match=r"shape \(28,\) .* for SumAvoid\(N=5, .*got \(30,\)"):
         baselines.evaluate(np.zeros(30, dtype=np.int64), SUM_AVOID, **SUM_KWARGS)
-    with pytest.raises(
-        ValueError, match=r"shape \(4, 6\); dice_envs/D20Rounds-v0 .*shape \(5, 7\)"
-    ):
+    with pytest.raises(ValueError, match=r"shape \(5, 7\) .* for D20Rounds\(.*got \(4, 6\)"):
         baselines.evaluate(np.zeros((4, 6), dtype=np.int64), D20, **D20_KWARGS)
 
 
@@ -50,7 +48,7 @@ def test_float_table_of_whole_numbers_is_a_table_of_actions():
         baselines.evaluate(take_above_3, D20, **D20_KWARGS).value, abs=1e-12
     )
     table[2, 5] = 0.5
-    with pytest.raises(ValueError, match=r"holds 0\.5 for observation \(2, 5\).*whole-number"):
+    with pytest.raises(ValueError, match=r"answered 0\.5 for observation \(2, 5\).*whole numbers"):
         baselines.evaluate(table, D20, **D20_KWARGS)
 
 
@@ -60,7 +58,7 @@ def test_mapping_missing_observations_says_how_many_and_which():
     assert tables.num_states == 19  # rounds 4 (start face 1 only), 3, 2, 1 with 6 faces each
     with pytest.raises(
         ValueError,
-        match=r"no action for 6 of the 19 reachable observations of dice_envs/D20Rounds-v0 .*"
+        match=r"no action for 6 of the 19 observations asked, .*"
         r"\(1, 1\), \(1, 2\), \(1, 3\), \(1, 4\), \(1, 5\), \.\.\.",
     ):
         baselines.evaluate(mapping, D20, **D20_KWARGS)
@@ -70,8 +68,8 @@ def test_model_trained_on_another_observation_space_is_refused():
     small = FakeModel(spaces.Discrete(20), lambda s: int(s < 6))
     with pytest.raises(
         ValueError,
-        match=r"trained on observations Discrete\(20\) but dice_envs/SumAvoid-v0 with these "
-        r"arguments has Discrete\(28\); pass obs_transform=",
+        match=r"trained on observations Discrete\(20\) but SumAvoid\(N=5, sides=3, max_sum=24\) "
+        r"has Discrete\(28\); pass obs_transform=",
     ):
         baselines.evaluate(small, SUM_AVOID, **SUM_KWARGS)
     other_dice = FakeModel(spaces.MultiDiscrete([5, 21]), lambda obs: int(obs[1] <= 3))
@@ -87,8 +85,7 @@ def test_stable_baselines3_model_on_another_size_of_the_game_is_refused():
     model = PPO("MlpPolicy", gym.make(SUM_AVOID, **SUM_KWARGS), n_steps=64, batch_size=32, seed=0)
     with pytest.raises(
         ValueError,
-        match=r"trained on observations Discrete\(28\) but dice_envs/SumAvoid-v0 with these "
-        r"arguments has Discrete\(31\)",
+        match=r"trained on observations Discrete\(28\) but SumAvoid\(N=6, .* has Discrete\(31\)",
     ):
         baselines.evaluate(model, SUM_AVOID, N=6, sides=3)
 
@@ -131,7 +128,7 @@ def test_obs_transform_misuse_is_named():
     tables, optimum = baselines.enumerated(SUM_AVOID, **SUM_KWARGS)
     with pytest.raises(ValueError, match=r"one row per observation.*\(21,\) into shape \(1,\)"):
         evaluate_on(stop_at(6), tables, optimum, obs_transform=lambda o: o[:1])
-    with pytest.raises(TypeError, match="obs_transform is for models and callables"):
+    with pytest.raises(ValueError, match="obs_transform is for models and callables"):
         evaluate_on(np.zeros(28, dtype=np.int64), tables, optimum, obs_transform=lambda o: o)
 
 
@@ -140,14 +137,17 @@ def test_model_returning_the_wrong_number_of_actions_is_refused():
         def predict(self, observations, deterministic=True):
             return np.zeros((len(observations), 2), dtype=np.int64), None
 
-    with pytest.raises(ValueError, match=r"returned 42 actions .* batch of 21 observations"):
+    with pytest.raises(ValueError, match=r"answer \(21,\) actions .* got shape \(42,\)"):
         baselines.evaluate(TwoEach(), SUM_AVOID, **SUM_KWARGS)
 
 
-def test_a_heuristic_name_is_sent_to_baselines_evaluate():
+def test_a_name_is_a_policy_form_like_any_other():
     tables, _ = baselines.enumerated(SUM_AVOID, **SUM_KWARGS)
-    with pytest.raises(TypeError, match=r"'stop-at-6'.*pass the name to baselines\.evaluate"):
-        baselines.policy_actions("stop-at-6", tables)
+    np.testing.assert_array_equal(
+        baselines.policy_actions("stop-at-6", tables), baselines.policy_actions(stop_at(6), tables)
+    )
+    with pytest.raises(ValueError, match=r"policy for SumAvoid\(.* must be one of stop-at-K"):
+        baselines.policy_actions("hold-at-6", tables)
 
 
 def test_reprs_are_one_short_line():

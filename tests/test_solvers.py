@@ -178,7 +178,7 @@ def test_policy_with_an_action_outside_the_space_is_refused(bad):
 
 
 def test_not_a_policy():
-    with pytest.raises(TypeError, match="policy"):
+    with pytest.raises(ValueError, match="policy"):
         baselines.evaluate(42, "dice_envs/SumAvoid-v0")
 
 

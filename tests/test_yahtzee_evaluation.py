@@ -255,11 +255,11 @@ def test_sb3_models_answer_as_their_predict(algo):
     masks = rng.random((3000, 45)) < 0.3
     masks[:, 44] = True
     asker = policy_asker(model, Yahtzee())
-    assert asker.needs_masks == (algo == "MaskablePPO")
-    extra = {"action_masks": masks} if asker.needs_masks else {}
+    assert asker.needs_legal == (algo == "MaskablePPO")
+    extra = {"action_masks": masks} if asker.needs_legal else {}
     want = model.predict(obs, deterministic=True, **extra)[0]
     np.testing.assert_array_equal(asker.ask(obs, masks), want)
-    if asker.needs_masks:
+    if asker.needs_legal:
         assert masks[np.arange(3000), want].all()
 
 

@@ -1,8 +1,9 @@
-"""A finished run of the run store as a policy: its final greedy actions as a table over the
-observation grid, the form every policy argument takes."""
+"""A finished run of the run store as a policy: its folder is a form every policy argument
+takes (`dice_envs.policies.as_policy`, through the `dice_envs.policy_forms` entry points)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,8 @@ import numpy as np
 import yaml
 
 import baselines
+from baselines.policy_forms import sb3_policy
+from dice_envs.policies import BatchedPolicy, as_policy
 
 
 def load_run_policy(directory: str | Path) -> tuple[str, dict[str, Any], np.ndarray]:
@@ -41,3 +44,25 @@ def load_run_policy(directory: str | Path) -> tuple[str, dict[str, Any], np.ndar
     table = np.full(grid, -1, dtype=np.int64)
     table[tuple(tables.observation_array.T)] = actions
     return env_id, kwargs, table
+
+
+def run_folder_policy(
+    spec: Any, model: Any, obs_transform: Any, deterministic: bool
+) -> BatchedPolicy | None:
+    """The policy of the finished run whose folder is `spec` (a path), None for any other form:
+    its greedy actions (`actions.npy`) where it kept them, else its saved model (`policy.zip`,
+    asked as `as_policy` asks an SB3 model, with `obs_transform` and `deterministic=False` for
+    its action distribution)."""
+    if not isinstance(spec, os.PathLike) or not Path(spec).is_dir():
+        return None
+    directory = Path(spec)
+    if not (directory / "config.yaml").is_file():
+        raise ValueError(f"{directory} is not a run folder (no config.yaml)")
+    if deterministic and obs_transform is None and (directory / "actions.npy").is_file():
+        return as_policy(load_run_policy(directory)[2], model)
+    if (directory / "policy.zip").is_file():
+        return sb3_policy(directory / "policy.zip", model, obs_transform, deterministic)
+    raise ValueError(
+        f"the run in {directory} has not finished, or kept no policy for this use (no "
+        "actions.npy; no policy.zip for deterministic=False or obs_transform)"
+    )

@@ -1,77 +1,42 @@
 """The policy of one seat of a two-player (or simultaneous) model, from any accepted form.
 
-A seat's policy gives action probabilities per observation. `policy(model, spec)` converts every
-form an opponent may take (a name, a table, a batched callable, a callable, a mapping, a
-solution) and checks it against the model.
+A seat's policy gives action probabilities per observation. `policy(model, spec)` converts
+every policy form (`dice_envs.policies.as_policy`) and asks it on the model's whole
+observation grid once, or, for forms called once per observation and grids too large, one
+observation at a time as play reaches it.
 """
 
 from __future__ import annotations
 
-import inspect
-import numbers
-import warnings
-from collections.abc import Callable, Mapping
-from importlib.metadata import entry_points
-from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
 
-from dice_envs.games.base import (
-    Observation,
-    TwoPlayerModel,
-    cumulative,
-)
-
-# Opponent names that a package outside dice_envs supplies (baselines: "optimal"), so that the
-# games never import a solver. Each entry point is f(model) -> any opponent form `policy` takes.
-POLICY_ENTRY_POINTS = "dice_envs.policies"
-
-
-# A Python callable asked once per observation on a grid of more observations than this is
-# slow; the opponent's constructor says so, and names the fast forms.
-SLOW_CALLS = 100_000
-
+from dice_envs.games.base import Observation, TwoPlayerModel, cumulative
+from dice_envs.games.policy_forms import BatchedPolicy, as_policy, name_plugins
 
 # A batched opponent is asked once on the whole grid (and kept as a table) up to this many
 # observations.
 BATCHED_GRID_LIMIT = 16_000_000
 
 
-# How far a row of action probabilities may sum from 1 before it is refused: a network's float32
-# softmax is off by about 1e-7.
-PROBABILITY_TOLERANCE = 1e-6
-
-
-def normalised_probabilities(probs: object, name: str) -> np.ndarray:
-    """`probs` (the last axis over actions) divided by its row sums, after checking that every
-    entry is finite and >= 0 and every row sums to 1 within PROBABILITY_TOLERANCE: what is
-    evaluated as exact is then a probability measure."""
-    probs = np.asarray(probs, dtype=float)
-    if not np.isfinite(probs).all() or (probs < 0).any():
-        raise ValueError(f"{name} must hold finite probabilities >= 0")
-    sums = probs.sum(axis=-1, keepdims=True)
-    if (np.abs(sums - 1.0) > PROBABILITY_TOLERANCE).any():
-        raise ValueError(
-            f"{name} must sum to 1 over its last axis (within {PROBABILITY_TOLERANCE})"
-        )
-    return probs / sums
-
-
 class Policy:
     """A policy of one seat of a two-player model: action probabilities per observation.
 
-    Built by `policy` from a name, a table, a callable or a solution object. `probs(obs)` gives
-    one observation's probabilities, `batch_probs(observations)` a whole (n, d) batch.
+    Built by `policy` from any policy form. `probs(obs)` gives one observation's
+    probabilities, `batch_probs(observations)` a whole (n, d) batch.
     """
 
     def __init__(
         self,
         num_actions: int,
         table: np.ndarray | None = None,
-        function: Callable[[Observation], int] | None = None,
+        asked: BatchedPolicy | None = None,
+        model: TwoPlayerModel | None = None,
         name: str = "policy",
     ) -> None:
-        self.num_actions, self.table, self.function, self.name = num_actions, table, function, name
+        self.num_actions, self.table, self.asked, self.model = num_actions, table, asked, model
+        self.name = name
         self._cache: dict[Observation, np.ndarray] = {}
 
     def choice(self, obs: Observation) -> int | list[float]:
@@ -89,29 +54,13 @@ class Policy:
             return self.table[obs]
         cached = self._cache.get(obs)
         if cached is None:
+            row = np.asarray(obs, dtype=np.int64).reshape(1, -1)
+            legal = mover_legal(self.model, row) if self.asked.needs_legal else None
             try:
-                action = self.function(obs)
-            except KeyError:
-                raise ValueError(
-                    f"opponent {self.name} has no action for observation {obs}"
-                ) from None
-            if isinstance(action, bool) or not isinstance(action, numbers.Integral):
-                action = np.asarray(action)
-                if action.shape == (self.num_actions,) and np.issubdtype(action.dtype, np.floating):
-                    cached = normalised_probabilities(action, f"opponent {self.name}'s row")
-                    self._cache[obs] = cached
-                    return cached
-                if action.shape != () or not np.issubdtype(action.dtype, np.integer):
-                    raise ValueError(
-                        f"opponent {self.name} returned {action!r} for {obs}; it must return "
-                        f"an action in 0..{self.num_actions - 1}"
-                    )
-            if not 0 <= int(action) < self.num_actions:
-                raise ValueError(
-                    f"opponent {self.name} returned {action!r} for {obs}; actions are "
-                    f"0..{self.num_actions - 1}"
-                )
-            cached = self._cache[obs] = np.eye(self.num_actions)[int(action)]
+                answer = self.asked.answer(row, legal)
+            except ValueError as error:
+                raise ValueError(f"opponent: {error}") from None
+            cached = self._cache[obs] = _as_probabilities(answer, self.num_actions)[0]
         return cached
 
     def batch_probs(self, observations: np.ndarray) -> np.ndarray:
@@ -120,6 +69,49 @@ class Policy:
         if observations.shape[1] == 1:
             return np.array([self.probs(int(o)) for o in observations[:, 0]])
         return np.array([self.probs(tuple(int(v) for v in o)) for o in observations])
+
+
+def policy(model: TwoPlayerModel, spec: object) -> Policy:
+    """A seat's policy from any policy form (`dice_envs.policies.as_policy`: a name, a table,
+    a solution, a batched callable, a mapping, a callable, an SB3 model, a run folder), checked
+    against the model. A mapping must cover every observation at which a player can be to
+    move; a two-player solution or an equilibrium plays its mixtures as mixtures."""
+    if isinstance(spec, Policy):
+        return spec
+    if isinstance(spec, Mapping):
+        _check_covers(model, spec)
+    try:
+        return _seat_policy(model, as_policy(spec, model))
+    except ValueError as error:
+        raise ValueError(f"opponent: {error}") from None
+
+
+def _seat_policy(model: TwoPlayerModel, asked: BatchedPolicy) -> Policy:
+    nvec, actions = tuple(int(n) for n in model.observation_nvec), model.num_actions
+    lazy = asked.per_observation or not asked.whole_grid
+    if lazy or int(np.prod(nvec)) > BATCHED_GRID_LIMIT:
+        return Policy(actions, asked=asked, model=model, name=asked.name)
+    grid = np.indices(nvec).reshape(len(nvec), -1).T.astype(np.int64)
+    answer = asked.answer(grid, mover_legal(model, grid) if asked.needs_legal else None)
+    table = _as_probabilities(answer, actions).reshape(nvec + (actions,))
+    single = table.astype(np.float32)  # half the memory where nothing is lost
+    table = single if np.array_equal(single, table) else table
+    return Policy(actions, table=table, name=asked.name)
+
+
+def _as_probabilities(answer: np.ndarray, num_actions: int) -> np.ndarray:
+    """(n,) actions as one-hot rows; (n, num_actions) probabilities as they are."""
+    if answer.ndim == 2:
+        return answer
+    return np.eye(num_actions, dtype=np.float32)[answer]
+
+
+def mover_legal(model: TwoPlayerModel, observations: np.ndarray) -> np.ndarray:
+    """The legal actions at each observation as the mover sees it (all, for a model without
+    a batch form: an illegal action plays as the rules say)."""
+    if not hasattr(model, "batch_state_of"):
+        return np.ones((len(observations), model.num_actions), dtype=bool)
+    return model.batch_legal(model.batch_state_of(observations, 0))
 
 
 def _check_covers(model: TwoPlayerModel, mapping: Mapping) -> None:
@@ -152,156 +144,19 @@ def _check_covers(model: TwoPlayerModel, mapping: Mapping) -> None:
         )
 
 
-def policy(model: TwoPlayerModel, spec: object) -> Policy:
-    """A seat's policy from any accepted form, checked against the model.
-
-    Accepted: a name (the game's own `policy_names`, or one a package registers under the
-    `dice_envs.policies` entry points, such as "optimal" from baselines); a numpy table over the
-    observation grid holding actions, or with a last axis of `num_actions` probabilities; a
-    batched callable (`dice_envs.policies.batched`: all observations at once, the fast form); a
-    callable taking the observation (an int, or an int64 array) and returning an action or a
-    probability vector; a solution with `probabilities()` (its whole policy as such a table: a
-    two-player solution, an equilibrium, whose mixtures are played as mixtures); an object with
-    `action(observation)` (a solution); a mapping from
-    observation to action; a `Policy`. A callable taking one argument per observation component,
-    `f(own, other, turn_total)` (the form before 0.6.0), is refused with a ValueError.
-    """
-    if isinstance(spec, Policy):
-        return spec
-    nvec, actions = tuple(model.observation_nvec), model.num_actions
-    if isinstance(spec, str):
-        named = model.named_policy(spec)
-        if named is None:
-            plugin = _plugins().get(spec)
-            if plugin is None:
-                names = list(model.policy_names) + sorted(_plugins())
-                raise ValueError(f"opponent must be one of {', '.join(names)}; got {spec!r}")
-            named = plugin.load()(model)
-        resolved = policy(model, named)
-        resolved.name = repr(spec)
-        return resolved
-    if isinstance(spec, np.ndarray):
-        return Policy(actions, table=_probability_table(spec, nvec, actions), name="<table>")
-    if callable(getattr(spec, "batch", None)):
-        return _batched(spec, nvec, actions)
-    if callable(getattr(spec, "probabilities", None)):
-        table = np.asarray(spec.probabilities())
-        return Policy(actions, table=_probability_table(table, nvec, actions), name="<solution>")
-    if hasattr(spec, "action") and callable(spec.action):
-        return Policy(actions, function=spec.action, name="<solution>")
-    if isinstance(spec, Mapping):
-        _check_covers(model, spec)
-        return Policy(actions, function=spec.__getitem__, name="<mapping>")
-    if callable(spec):
-        if len(nvec) > 1 and _takes_components(spec, len(nvec)):
-            raise ValueError(
-                "an opponent callable takes the observation, f(observation) (an int64 array of "
-                f"{len(nvec)} components), and returns an action or a probability vector; "
-                "f(own, other, ...) with one argument per component is no longer taken (since "
-                "0.6.0): pass lambda observation: f(*observation), or a batched policy "
-                "(dice_envs.policies.batched)"
-            )
-        if int(np.prod(nvec)) > SLOW_CALLS:
-            warnings.warn(
-                f"the opponent is a Python callable asked once per observation, of up to "
-                f"{int(np.prod(nvec)):,} here; dice_envs.policies.batched(f) (all observations "
-                "at once) or a table over the observation grid is much faster",
-                stacklevel=3,
-            )
-        return Policy(actions, function=_OnObservation(spec, len(nvec)), name="<callable>")
-    raise ValueError(
-        "opponent must be a name, a numpy table, a callable, a mapping or an object with "
-        f"action(observation); got {type(spec).__name__}"
-    )
-
-
-def _batched(spec: Any, nvec: tuple[int, ...], actions: int) -> Policy:
-    """A batched policy asked once on the whole observation grid (a table from then on), or,
-    on a grid too large for that, one observation at a time."""
-    cells = int(np.prod(nvec))
-    name = f"<batched {getattr(spec, 'name', 'policy')}>"
-    if cells > BATCHED_GRID_LIMIT:
-        return Policy(actions, function=_OnObservation(spec, len(nvec)), name=name)
-    grid = np.indices(nvec).reshape(len(nvec), -1).T.astype(np.int64)
-    output = np.asarray(spec.batch(grid[:, 0] if len(nvec) == 1 else grid))
-    if output.shape == (cells,):
-        table = output.reshape(nvec)
-    elif output.shape == (cells, actions):
-        table = output.reshape(nvec + (actions,)).astype(float)
-    else:
-        raise ValueError(
-            f"a batched policy must return ({cells},) actions or ({cells}, {actions}) "
-            f"probabilities for the {cells} observations of the grid, got shape {output.shape}"
-        )
-    return Policy(actions, table=_probability_table(table, nvec, actions), name=name)
-
-
-def _takes_components(function: Callable[..., Any], components: int) -> bool:
-    """Whether `function` takes one positional argument per observation component."""
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    required = [p for p in positional if p.default is p.empty]
-    return len(required) == components
-
-
-class _OnObservation:
-    """Calls `function(observation)` with the observation as the env shows it (an int, or an
-    int64 array); a class, not a lambda, so that envs pickle."""
-
-    def __init__(self, function: Callable[..., Any], components: int) -> None:
-        self.function, self.components = function, components
-
-    def __call__(self, observation: tuple[int, ...]):
-        if self.components == 1:
-            return self.function(int(np.asarray(observation).reshape(-1)[0]))
-        return self.function(np.asarray(observation, dtype=np.int64))
-
-
-def _plugins() -> dict[str, Any]:
-    return {point.name: point for point in entry_points(group=POLICY_ENTRY_POINTS)}
-
-
-def _probability_table(table: np.ndarray, nvec: tuple[int, ...], actions: int) -> np.ndarray:
-    if not (np.issubdtype(table.dtype, np.integer) or np.issubdtype(table.dtype, np.floating)):
-        raise ValueError(
-            f"an opponent table must hold numbers (actions or probabilities), got {table.dtype}"
-        )
-    if table.shape == nvec:
-        if not np.issubdtype(table.dtype, np.integer) and not np.all(table == np.round(table)):
-            raise ValueError("an opponent table of actions must hold whole numbers")
-        if table.min() < 0 or table.max() >= actions:
-            raise ValueError(f"an opponent table of actions must hold 0..{actions - 1}")
-        return np.eye(actions, dtype=np.float32)[table.astype(np.int64)]
-    if table.shape == nvec + (actions,):
-        probs = normalised_probabilities(table, "an opponent table of probabilities")
-        single = probs.astype(np.float32)  # half the memory where nothing is lost
-        return single if np.array_equal(single, probs) else probs
-    raise ValueError(
-        f"an opponent table must have shape {nvec} (actions) or {nvec + (actions,)} "
-        f"(probabilities), got {table.shape}"
-    )
-
-
 def named_table(model: TwoPlayerModel, name: str) -> np.ndarray | None:
     """The named policy `name` of a two-player (or simultaneous) model over its observation
     grid: a table of actions where it is deterministic, else of action probabilities; None for
     a name the model does not know. "optimal" (alias "two-player-optimal") comes from the
     package that registers it under the `dice_envs.policies` entry points (baselines)."""
     name = "optimal" if name == "two-player-optimal" else name
-    table = model.named_policy(name)
-    if table is None:
-        plugin = _plugins().get(name)
-        if plugin is None:
-            return None
-        table = plugin.load()(model)
-    probs = _probability_table(np.asarray(table), tuple(model.observation_nvec), model.num_actions)
-    actions = probs.argmax(axis=-1)
-    return actions if np.all(probs.max(axis=-1) == 1.0) else probs
+    if name not in name_plugins() and model.named_policy(name) is None:
+        return None
+    table = policy(model, name).table
+    actions = table.argmax(axis=-1)
+    return actions if np.all(table.max(axis=-1) == 1.0) else table
 
 
 def named_policy_names(model: TwoPlayerModel) -> tuple[str, ...]:
     """The names `named_table` takes for `model`."""
-    return (*model.policy_names, *sorted(_plugins()))
+    return (*model.policy_names, *sorted(name_plugins()))
