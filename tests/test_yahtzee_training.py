@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import pickle
 from pathlib import Path
 
 import gymnasium as gym
@@ -151,27 +152,59 @@ def test_sampled_gap_needs_two_episodes():
         resolve_config(raw)
 
 
-def test_observation_rows_match_a_dict():
-    rows, expected = ObservationRows(slots=8), {}
+def test_observation_rows_number_a_batchs_new_keys_in_increasing_order():
+    rows = ObservationRows()
+    assert rows.add(np.array([5, 3, 5, 9])).tolist() == [1, 0, 1, 2]
+    assert rows.add(np.array([7, 3, 10**11, 1])).tolist() == [4, 0, 5, 3]
+    assert len(rows) == 6 and rows.keys().tolist() == [3, 5, 9, 1, 7, 10**11]
+    assert rows.find(np.array([9, 2, 1, 10**12])).tolist() == [2, -1, 3, -1]
+    assert rows.find(np.array([], dtype=np.int64)).dtype == np.int64
+
+
+def test_observation_rows_match_a_dict_and_rebuild_from_their_keys():
+    rows, expected = ObservationRows(), {}
     rng = np.random.default_rng(1)
-    for batch in range(60):  # small keys (many repeats), then large ones (growth)
+    for batch in range(60):  # small keys (many repeats), then large ones
         keys = rng.integers(0, 400 if batch < 30 else 10**11, size=200)
         for key in sorted(set(keys.tolist()) - set(expected)):  # a batch's new keys, in order
             expected[key] = len(expected)
         assert rows.add(keys).tolist() == [expected[k] for k in keys.tolist()]
-    assert rows.size == len(expected) and len(rows.keys) >= 2 * rows.size
+    assert len(rows) == len(expected) and rows.keys().tolist() == list(expected)
+    rebuilt = ObservationRows(rows.keys())
     known = np.array(list(expected))
-    assert rows.find(known).tolist() == [expected[k] for k in known.tolist()]
-    assert rows.find(np.array([10**12, -5 + 10**11 * 3])).tolist() == [-1, -1]
+    assert rebuilt.find(known).tolist() == [expected[k] for k in known.tolist()]
+    assert rebuilt.find(np.array([10**12, -5 + 10**11 * 3])).tolist() == [-1, -1]
+    assert rebuilt.add(np.array([10**12])).tolist() == [len(expected)]
 
 
-def test_sparse_learner_plays_score_at_once_where_it_never_acted():
-    config = resolve_config(QLEARNING)
+def _sparse_learner(timesteps: int) -> SparseQLearning:
     env = gym.make_vec(
         ENV_ID, num_envs=8, vectorization_mode="vector_entry_point",
         autoreset_mode="SameStep", boxes=BOXES,
     )  # fmt: skip
-    learner = SparseQLearning(env, config["hyperparams"], run_streams(0, 8), 10_000)
+    return SparseQLearning(
+        env, resolve_config(QLEARNING)["hyperparams"], run_streams(0, 8), timesteps
+    )
+
+
+def test_sparse_learner_resumes_from_its_checkpoint_exactly():
+    whole, resumed = _sparse_learner(4_000), _sparse_learner(4_000)
+    whole.learn(2_000)
+    state = pickle.loads(pickle.dumps(whole.checkpoint_state()))
+    keys = state["store"]  # the keys of rows 0, 1, ...
+    assert keys.dtype == np.int64 and len(keys) == len(whole.store) > 100
+    assert whole.store.find(keys).tolist() == list(range(len(keys)))
+    resumed.restore(state)
+    whole.learn(4_000)
+    resumed.learn(4_000)
+    assert np.array_equal(resumed.store.keys(), whole.store.keys())
+    assert np.array_equal(resumed.table, whole.table)
+    assert np.array_equal(resumed.visit_counts, whole.visit_counts)
+
+
+def test_sparse_learner_plays_score_at_once_where_it_never_acted():
+    learner = _sparse_learner(10_000)
+    env = learner.env
     learner.learn(2_000)
     observations, info = env.reset(seed=5)
     for _ in range(6):  # a few batches of observations, some met in training, some not

@@ -330,83 +330,39 @@ class SelfPlayQLearning(VectorQLearning):
         return np.where(same, best, 1.0 - best)
 
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: multiply, keep the high bits
-
-
 class ObservationRows:
-    """Rows of a table for the observations met so far, found by an int64 key each: an
-    open-addressing hash table in numpy arrays (linear probing, a power-of-two number of
-    slots, at most half of them used; doubled and rebuilt when full). Rows are numbered in
-    the order keys arrive (a batch's new keys in increasing order), so the same keys in the
-    same order give the same rows."""
+    """Rows of a table for the observations met so far, found by an int64 key each (a dict).
+    Rows are numbered in the order keys arrive (a batch's new keys in increasing order), so
+    the same keys in the same order give the same rows."""
 
-    def __init__(self, slots: int = 1 << 16) -> None:
-        self.keys = np.full(slots, -1, dtype=np.int64)  # -1: an empty slot (keys are >= 0)
-        self.rows = np.full(slots, -1, dtype=np.int64)
-        self.size = 0
+    def __init__(self, keys: np.ndarray | tuple[int, ...] = ()) -> None:
+        """`keys`: the keys of rows 0, 1, ..., as `ObservationRows.keys` returns them."""
+        keys = np.asarray(keys, dtype=np.int64).tolist()
+        self.row_of: dict[int, int] = {key: row for row, key in enumerate(keys)}
 
-    def _home(self, keys: np.ndarray) -> np.ndarray:
-        bits = int(len(self.keys)).bit_length() - 1
-        hashed = keys.astype(np.uint64) * _GOLDEN  # wraps modulo 2**64, as meant
-        return (hashed >> np.uint64(64 - bits)).astype(np.int64)
+    def __len__(self) -> int:
+        return len(self.row_of)
 
     def find(self, keys: np.ndarray) -> np.ndarray:
         """The row of each key, -1 for a key never added."""
-        keys = np.asarray(keys, dtype=np.int64)
-        found = np.full(len(keys), -1, dtype=np.int64)
-        slot = self._home(keys)
-        pending = np.arange(len(keys))
-        last = len(self.keys) - 1
-        while len(pending):
-            at = slot[pending]
-            held = self.keys[at]
-            hit = held == keys[pending]
-            found[pending[hit]] = self.rows[at[hit]]
-            pending = pending[~hit & (held != -1)]
-            slot[pending] = (slot[pending] + 1) & last
-        return found
+        get, keys = self.row_of.get, np.asarray(keys, dtype=np.int64).tolist()
+        return np.array([get(key, -1) for key in keys], dtype=np.int64)
 
     def add(self, keys: np.ndarray) -> np.ndarray:
         """The row of each key, adding the keys never added before."""
         keys = np.asarray(keys, dtype=np.int64)
-        found = self.find(keys)
-        new = np.unique(keys[found < 0])
-        if len(new):
-            while 2 * (self.size + len(new)) > len(self.keys):
-                self._grow()
-            self._place(new, self.size + np.arange(len(new)))
-            self.size += len(new)
-            found[found < 0] = self.find(keys[found < 0])
-        return found
+        rows = self.find(keys)
+        missing = rows < 0
+        if missing.any():
+            new, which = np.unique(keys[missing], return_inverse=True)
+            first = len(self)
+            rows[missing] = first + which
+            self.row_of.update({key: first + i for i, key in enumerate(new.tolist())})
+        return rows
 
-    def _place(self, keys: np.ndarray, rows: np.ndarray) -> None:
-        """Put distinct keys not held yet into empty slots (the first on their probe path)."""
-        slot = self._home(keys)
-        pending = np.arange(len(keys))
-        last = len(self.keys) - 1
-        while len(pending):
-            at = slot[pending]
-            empty = self.keys[at] == -1
-            self.keys[at[empty]] = keys[pending[empty]]  # of keys claiming one slot, one wins
-            won = empty & (self.keys[at] == keys[pending])
-            self.rows[at[won]] = rows[pending[won]]
-            pending = pending[~won]  # the others go on along their probe paths
-            slot[pending] = (slot[pending] + 1) & last
-
-    def _grow(self) -> None:
-        held = self.keys != -1
-        keys, rows = self.keys[held], self.rows[held]
-        order = np.argsort(rows)
-        self.keys = np.full(2 * len(self.keys), -1, dtype=np.int64)
-        self.rows = np.full(len(self.keys), -1, dtype=np.int64)
-        self._place(keys[order], rows[order])
-
-    def state(self) -> dict[str, Any]:
-        return {"keys": self.keys.copy(), "rows": self.rows.copy(), "size": self.size}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        self.keys, self.rows = state["keys"].copy(), state["rows"].copy()
-        self.size = int(state["size"])
+    def keys(self) -> np.ndarray:
+        """The keys of rows 0, 1, ... (a dict keeps the order of insertion)."""
+        return np.fromiter(self.row_of, dtype=np.int64, count=len(self))
 
 
 class SparseQLearning:
@@ -414,7 +370,7 @@ class SparseQLearning:
     (Yahtzee: 1.5e11 observations): a Q row only for each observation it has acted in.
 
     Each observation packs into one int64 key (its index in the grid, mixed radix) and finds
-    its row in an `ObservationRows` hash table; rows are float32 (45 actions: 180 bytes each,
+    its row in an `ObservationRows` (a dict); rows are float32 (45 actions: 180 bytes each,
     plus as much for the visit counts). The learner steps the native vector env's `n_envs`
     copies at once, with the batched update of `VectorQLearning` (epsilon-greedy over the
     legal actions, the mean target of the copies that took one (state, action)).
@@ -528,7 +484,7 @@ class SparseQLearning:
 
     def _update(self, rows, actions, targets, power, offset, progress) -> None:
         """One synchronous update of the (row, action) pairs of a batch (as `VectorQLearning`)."""
-        self._ensure(self.store.size)
+        self._ensure(len(self.store))
         pairs, which, counts = np.unique(
             rows * self.num_actions + actions, return_inverse=True, return_counts=True
         )
@@ -557,9 +513,9 @@ class SparseQLearning:
         return Rule.from_batch(batch, "sparse Q-learning (greedy)")
 
     def checkpoint_state(self) -> dict[str, Any]:
-        used = self.store.size
+        used = len(self.store)
         return {
-            "store": self.store.state(),
+            "store": self.store.keys(),
             "q": self.table[:used].copy(),
             "visits": self.visit_counts[:used].copy(),
             "step": self.step,
@@ -571,7 +527,7 @@ class SparseQLearning:
         }
 
     def restore(self, state: dict[str, Any]) -> None:
-        self.store.restore(state["store"])
+        self.store = ObservationRows(state["store"])
         self.table = np.full((1024, self.num_actions), self.initial, dtype=np.float32)
         self.visit_counts = np.zeros(self.table.shape, dtype=np.int32)
         self._ensure(len(state["q"]))
@@ -584,12 +540,9 @@ class SparseQLearning:
 
     def save_policy(self, path: Path) -> None:
         """The keys (the observations' grid indices) and their Q rows, as an .npz."""
-        used = self.store.size
-        held = self.store.keys != -1
-        keys = np.empty(used, dtype=np.int64)
-        keys[self.store.rows[held]] = self.store.keys[held]
+        keys = self.store.keys()
         buffer = io.BytesIO()
-        np.savez_compressed(buffer, keys=keys, q=self.table[:used], strides=self.strides)
+        np.savez_compressed(buffer, keys=keys, q=self.table[: len(keys)], strides=self.strides)
         atomic_write_bytes(path, buffer.getvalue())
 
 
