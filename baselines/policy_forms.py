@@ -44,7 +44,8 @@ def sb3_policy(
     def chunked(observations: np.ndarray, legal: np.ndarray | None) -> np.ndarray:
         parts = []
         for lo in range(0, len(observations), PREDICT_BATCH):
-            part = ask(rows(observations[lo : lo + PREDICT_BATCH]), _part(legal, lo))
+            # Copies: torch warns on the read-only views a sweep hands out.
+            part = ask(np.array(rows(observations[lo : lo + PREDICT_BATCH])), _part(legal, lo))
             parts.append(np.asarray(part))
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
@@ -52,7 +53,7 @@ def sb3_policy(
 
 
 def _part(legal: np.ndarray | None, lo: int) -> np.ndarray | None:
-    return None if legal is None else legal[lo : lo + PREDICT_BATCH]
+    return None if legal is None else np.array(legal[lo : lo + PREDICT_BATCH])
 
 
 def load_sb3_model(path: Path) -> Any:

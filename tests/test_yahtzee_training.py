@@ -107,6 +107,9 @@ def test_qlearning_run_end_to_end_and_resume(tmp_path):
     # It learned something: better than its start (score-at-once where it knows nothing).
     start = baselines.evaluate("score-at-once", ENV_ID, boxes=BOXES).value
     assert whole["value"] > start
+    # The run folder is a policy: it plays back exactly the policy the run scored.
+    replayed = baselines.evaluate(Path(whole["run_dir"]), ENV_ID, boxes=BOXES)
+    assert replayed.value == pytest.approx(whole["value"], abs=1e-12)
     _check_report(tmp_path)
 
 
@@ -131,6 +134,8 @@ def test_ppo_run_end_to_end_and_resume(tmp_path):
     whole, resumed = _run_and_resume(PPO, tmp_path, stop_after=128)
     _check_run(whole, Path(whole["run_dir"]), [0, 128, 256])
     assert whole["agent"] == "MaskablePPO"
+    replayed = baselines.evaluate(Path(whole["run_dir"]), ENV_ID, boxes=BOXES)
+    assert replayed.value == pytest.approx(whole["value"], abs=1e-12)
     assert _compared(resumed) == _compared(whole)
 
 

@@ -365,6 +365,10 @@ class ObservationRows:
         return np.fromiter(self.row_of, dtype=np.int64, count=len(self))
 
 
+# What the sparse learner plays where its table has no row (see SparseQLearning).
+FALLBACK = "score-at-once"
+
+
 class SparseQLearning:
     """Tabular Q-learning on a game whose observation grid is too large for a dense table
     (Yahtzee: 1.5e11 observations): a Q row only for each observation it has acted in.
@@ -387,7 +391,7 @@ class SparseQLearning:
 
     def __init__(
         self, env, hyperparams: dict[str, Any], streams: RunStreams, timesteps: int,
-        fallback: str = "score-at-once",
+        fallback: str = FALLBACK,
     ) -> None:  # fmt: skip
         if env.metadata.get("autoreset_mode") != AutoresetMode.SAME_STEP:
             raise ValueError(
@@ -433,15 +437,7 @@ class SparseQLearning:
         """The greedy legal action of each observation: the table's where it has a row, the
         fallback policy's where not."""
         rows = self.store.find(self.keys(observations)) if rows is None else rows
-        known = rows >= 0
-        actions = np.empty(len(rows), dtype=np.int64)
-        if known.any():
-            values = np.where(mask[known], self.table[rows[known]], -np.inf)
-            actions[known] = values.argmax(axis=1)
-        if not known.all():
-            unknown = np.asarray(observations).reshape(len(rows), -1)[~known]
-            actions[~known] = np.asarray(self.fallback.batch(unknown)).reshape(-1)
-        return actions
+        return sparse_greedy(self.table, rows, mask, observations, self.fallback)
 
     def _best_next(self, observations, mask: np.ndarray) -> np.ndarray:
         """max over legal actions of Q at each observation (`initial_q` without a row)."""
@@ -544,6 +540,23 @@ class SparseQLearning:
         buffer = io.BytesIO()
         np.savez_compressed(buffer, keys=keys, q=self.table[: len(keys)], strides=self.strides)
         atomic_write_bytes(path, buffer.getvalue())
+
+
+def sparse_greedy(
+    table: np.ndarray, rows: np.ndarray, mask: np.ndarray, observations, fallback: Any
+) -> np.ndarray:
+    """The greedy legal action at each observation of a sparse Q table (`rows` its rows, -1
+    where it has none): the lowest-numbered best legal action where it has a row, what the
+    batched `fallback` policy plays where not."""
+    known = rows >= 0
+    actions = np.empty(len(rows), dtype=np.int64)
+    if known.any():
+        values = np.where(mask[known], table[rows[known]], -np.inf)
+        actions[known] = values.argmax(axis=1)
+    if not known.all():
+        unknown = np.asarray(observations).reshape(len(rows), -1)[~known]
+        actions[~known] = np.asarray(fallback.batch(unknown)).reshape(-1)
+    return actions
 
 
 def legal_masks(model, observations: np.ndarray) -> np.ndarray:

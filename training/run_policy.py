@@ -13,6 +13,7 @@ import yaml
 import baselines
 from baselines.policy_forms import sb3_policy
 from dice_envs.policies import BatchedPolicy, as_policy
+from training.qlearning import FALLBACK, ObservationRows, sparse_greedy
 
 
 def load_run_policy(directory: str | Path) -> tuple[str, dict[str, Any], np.ndarray]:
@@ -52,7 +53,8 @@ def run_folder_policy(
     """The policy of the finished run whose folder is `spec` (a path), None for any other form:
     its greedy actions (`actions.npy`) where it kept them, else its saved model (`policy.zip`,
     asked as `as_policy` asks an SB3 model, with `obs_transform` and `deterministic=False` for
-    its action distribution)."""
+    its action distribution), or its sparse Q table (`policy_q.npz`, Yahtzee's Q-learning:
+    played as the learner plays it)."""
     if not isinstance(spec, os.PathLike) or not Path(spec).is_dir():
         return None
     directory = Path(spec)
@@ -62,7 +64,22 @@ def run_folder_policy(
         return as_policy(load_run_policy(directory)[2], model)
     if (directory / "policy.zip").is_file():
         return sb3_policy(directory / "policy.zip", model, obs_transform, deterministic)
+    if deterministic and obs_transform is None and (directory / "policy_q.npz").is_file():
+        return _sparse_q_policy(directory / "policy_q.npz", model)
     raise ValueError(
         f"the run in {directory} has not finished, or kept no policy for this use (no "
         "actions.npy; no policy.zip for deterministic=False or obs_transform)"
     )
+
+
+def _sparse_q_policy(path: Path, model: Any) -> BatchedPolicy:
+    """The greedy policy of a saved sparse Q table, as `SparseQLearning.greedy` plays it."""
+    with np.load(path, allow_pickle=False) as saved:
+        keys, table, strides = saved["keys"], saved["q"], saved["strides"]
+    store, fallback = ObservationRows(keys), model.named_policy(FALLBACK)
+
+    def ask(observations: np.ndarray, legal: np.ndarray | None) -> np.ndarray:
+        rows = store.find(observations @ strides)
+        return sparse_greedy(table, rows, legal, observations, fallback)
+
+    return BatchedPolicy(ask, int(model.num_actions), f"sparse Q table {path}", needs_legal=True)
