@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -77,10 +78,23 @@ def game_title(config: dict[str, Any]) -> str:
     return f"{config['env_id'].split('/')[-1]} ({kwargs_text(config['env_kwargs'])})"
 
 
-def collect(configs, budget: str, runs, games=None) -> dict[Path, dict[str, Any]]:
+class RunSource(Protocol):
+    """Runs kept elsewhere than in a run store, as the repository's archive of runs keeps them."""
+
+    def find(
+        self, config_path: Path, config: dict[str, Any], seed: int
+    ) -> tuple[Path, dict[str, Any] | None]:
+        """The folder of the run of `config` (read from `config_path`) with `seed`, and its
+        result (None if the run is not there)."""
+        ...
+
+
+def collect(
+    configs, budget: str, runs: str | os.PathLike | RunSource, games=None
+) -> dict[Path, dict[str, Any]]:
     """Per config path: its resolved config and the results of its planned seeds, in order,
-    each with its `curve` and its run's `directory`; each run found in the run store `runs`
-    by the hash of its identity, so made by this very code."""
+    each with its `curve` and its run's `directory`. `runs` is a run store (each run found by
+    the hash of its identity, so made by this very code) or a `RunSource`."""
     groups: dict[Path, dict[str, Any]] = {}
     missing = []
     planned = planned_runs(configs, budget, games)
@@ -90,8 +104,11 @@ def collect(configs, budget: str, runs, games=None) -> dict[Path, dict[str, Any]
         )
     for path, config, seed in planned:
         group = groups.setdefault(path, {"config": config, "results": []})
-        directory = run_dir(runs, config, seed)
-        result = read_finished(directory, run_identity(config, seed))
+        if isinstance(runs, str | os.PathLike):
+            directory = run_dir(runs, config, seed)
+            result = read_finished(directory, run_identity(config, seed))
+        else:
+            directory, result = runs.find(path, config, seed)
         if result is None:
             missing.append(f"{path} seed {seed}")
             continue

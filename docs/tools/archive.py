@@ -73,6 +73,9 @@ class Archive:
     def __repr__(self) -> str:
         return f"Archive({str(self.folder)!r})"
 
+    def __str__(self) -> str:
+        return f"the archive {self.folder}"
+
     def entry(self, config_path: Path, seed: int) -> Path:
         return entry_dir(self.folder, config_path, seed)
 
@@ -87,17 +90,20 @@ class Archive:
             if config.is_dir() and not config.parent.name.startswith(".")
         )
 
-    def read(self, config_path: Path, config: dict[str, Any], seed: int) -> dict[str, Any] | None:
-        """The archived result of the run of `config` with `seed`, with its `made_by`
-        (package version and code fingerprint); None if not archived. An entry made from
-        another config is refused (ArchiveError naming the keys that differ)."""
+    def find(
+        self, config_path: Path, config: dict[str, Any], seed: int
+    ) -> tuple[Path, dict[str, Any] | None]:
+        """The entry of the run of `config` with `seed` and its archived result, with its
+        `made_by` (package version and code fingerprint); None as the result if not archived.
+        An entry made from another config is refused (ArchiveError naming the keys that
+        differ). An archive is a `training.report.RunSource`."""
         directory = self.entry(config_path, seed)
         stored = _read_yaml(directory / "config.yaml")
         result = read_json(directory / "result.json")
         if stored is None or result is None:
-            return None
+            return directory, None
         check_archived_config(directory, stored, run_identity(config, seed), config_path)
-        return {**result, "made_by": made_by(directory, stored)}
+        return directory, {**result, "made_by": made_by(directory, stored)}
 
 
 def made_by(directory: Path, identity: dict[str, Any]) -> dict[str, str]:

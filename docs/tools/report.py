@@ -35,6 +35,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import baselines
+import training.report
 from dice_envs import GAMES, env_ids
 from dice_envs.policies import named_policy
 from docs.tools.archive import Archive, current_maker, run_arrays
@@ -65,51 +66,20 @@ from training.report import (
     slug,
     spread,
 )
-from training.report import collect as collect_from_store
-from training.runs import planned_runs, read_json
+from training.runs import read_json
 
 TARGETS_FILE = "targets.yaml"  # in the configs folder
 
 
 def collect(configs, budget: str, runs, games=None) -> dict[Path, dict[str, Any]]:
-    """Per config path: its resolved config and the results of its planned seeds, in order,
-    each with its curve, timing, run folder and `made_by` (by which package version and code
-    fingerprint).
-
-    `runs` is a run store (a folder; each run found by the hash of its identity, so made by
-    this very code) or an `Archive` (each run found by its config's name and seed, refused
-    if made from another config, and possibly made by other code)."""
-    if not isinstance(runs, Archive):
-        groups = collect_from_store(configs, budget, runs, games)
-        for group in groups.values():
-            for result in group["results"]:
-                result["made_by"] = current_maker()
-                result["timing"] = read_json(Path(result["directory"]) / "timing.json", {})
-        return groups
-    groups: dict[Path, dict[str, Any]] = {}
-    missing = []
-    planned = planned_runs(configs, budget, games)
-    if not planned:
-        raise ReportError(
-            f"no config in {configs} (of {games or 'any game'}) has a `{budget}` budget"
-        )
-    for path, config, seed in planned:
-        group = groups.setdefault(path, {"config": config, "results": []})
-        directory = runs.entry(path, seed)
-        result = runs.read(path, config, seed)
-        if result is None:
-            missing.append(f"{path} seed {seed}")
-            continue
-        result["curve"] = json.loads((directory / "curve.json").read_text())
-        result["timing"] = read_json(directory / "timing.json", {})
-        result["directory"] = str(directory)
-        group["results"].append(result)
-    if missing:
-        raise ReportError(
-            f"{len(missing)} planned runs are not finished in the archive {runs.folder} (first: "
-            f"{missing[0]}); run `python -m training.sweep --budget {budget}` first and archive "
-            "its runs (docs.tools.archive)"
-        )
+    """The library's `collect` (`runs`: a run store or an `Archive`), each result also with
+    its `timing` and `made_by` (by which package version and code fingerprint: an archived
+    run's own, possibly other code; a run store's runs are made by the current code)."""
+    groups = training.report.collect(configs, budget, runs, games)
+    for group in groups.values():
+        for result in group["results"]:
+            result.setdefault("made_by", current_maker())
+            result["timing"] = read_json(Path(result["directory"]) / "timing.json", {})
     return groups
 
 
