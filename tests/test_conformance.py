@@ -188,10 +188,18 @@ def test_every_subcommand_runs_on_every_game(env_id):
     assert found["solve"]["value"] == pytest.approx(solution.value, abs=1e-9)
     assert found["optimal"]["gap"] == pytest.approx(0.0, abs=1e-9)
     assert found["optimal"]["where_lost"] == []
-    named = found["named"]
-    assert named["gap"] >= -1e-9 and len(named["where_lost"]) <= 3
-    for row in named["where_lost"]:
-        assert set(row) == {"observation", "action", "optimal_action", "loss"}
+    named, name = found["named"], _named(env_id, kwargs)
+    library = baselines.evaluate(name, env_id, **kwargs)
+    assert named["value"] == pytest.approx(library.value, abs=1e-9)
+    lost = json.loads(json.dumps([loss.as_dict() for loss in library.where_lost(3)]))
+    assert [row.pop("loss") for row in named["where_lost"]] == pytest.approx(
+        [row.pop("loss") for row in lost], abs=1e-9
+    )
+    assert named["where_lost"] == lost  # the same decisions: observation, action, optimal one
+    if "exploitability" in found:
+        game_kwargs = {k: v for k, v in kwargs.items() if k != "opponent"}
+        exploited = baselines.exploitability(name, env_id, **game_kwargs).value
+        assert found["exploitability"]["value"] == pytest.approx(exploited, abs=1e-9)
     assert env_id in {game["env_id"] for game in found["games"]["games"]}
     assert found["play"]  # it showed the game before the person quit
 
