@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import baselines
+from baselines import chow_robbins
 from baselines.chow_robbins import (
     ChowRobbinsSolution,
     band_width,
@@ -160,14 +161,19 @@ def test_optimal_thresholds_as_a_rule_give_the_optimal_value():
 
 
 @pytest.mark.parametrize("horizon", [1, 7, 100, 200])
-def test_solve_agrees_with_the_generic_solver(horizon):
+def test_solve_agrees_with_the_generic_solver(horizon, monkeypatch):
+    """Single-position answers come without the arrays (refused here by a limit of 0), and
+    agree with the generic solver; so do the arrays, read afterwards."""
     fast = baselines.solve(ID, method="specialised", horizon=horizon)
     generic = baselines.solve(ID, method="generic", horizon=horizon)
     assert isinstance(fast, ChowRobbinsSolution) and fast.method == "specialised"
     assert fast.value == pytest.approx(generic.value, abs=1e-12)
     tables = generic.tables
-    lazy = np.array([fast.q_values(obs) for obs in tables.observations])  # before the arrays
-    assert fast._arrays is None
+    with monkeypatch.context() as limit:
+        limit.setattr(chow_robbins, "MATERIALISE_LIMIT", 0)
+        lazy = np.array([fast.q_values(obs) for obs in tables.observations])
+        with pytest.raises(ValueError, match="MATERIALISE_LIMIT=0"):
+            fast.q  # noqa: B018
     np.testing.assert_allclose(lazy, generic.q, atol=1e-12)
     np.testing.assert_allclose(
         fast.q[fast.indices_of(tables.observation_array)], generic.q, atol=1e-12

@@ -11,6 +11,7 @@ from conftest import CASES, case_id, with_tables
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from scipy.stats import chisquare
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
+from traces import env_trace, model_trace, without_mask
 
 from dice_envs import env_ids, game, make_model
 from dice_envs.games.base import reachable_states
@@ -196,31 +197,52 @@ def test_rgb_frames_keep_one_size_through_episodes(case):
     assert len(shapes) == 1, shapes
 
 
+class _Draws:
+    """Scalar draws of a generator seeded as `reset(seed=)` seeds the env's, counted."""
+
+    def __init__(self, seed: int) -> None:
+        self.generator = gym.utils.seeding.np_random(seed)[0]
+        self.used = 0
+
+    def __call__(self) -> float:
+        self.used += 1
+        return self.generator.random()
+
+
 def test_uniforms_drawn_in_blocks_are_the_generators_own_sequence():
-    """The env takes uniforms from `np_random` a block at a time: the same values in the same
-    order as scalar draws, across block ends; a new seed or a new generator starts afresh."""
-    seeded = gym.utils.seeding.np_random
+    """The env's episodes are its model's sampler fed scalar draws of `np_random`, across the
+    ends of its 256-draw blocks; a new generator, or a seeded reset, starts afresh mid-block."""
     env = gym.make("dice_envs/Pig-v0").unwrapped
-    env.reset(seed=8)  # its start drew a few uniforms of seed 8's first block
-    left = env._uniforms[::-1]
-    assert 0 < len(left) < 256 and left == seeded(8)[0].random(256).tolist()[256 - len(left) :]
-    env.np_random = seeded(7)[0]
-    assert [env._uniform() for _ in range(600)] == seeded(7)[0].random(600).tolist()
+    model, actions = env.model, np.random.default_rng(0).integers(2, size=400).tolist()
+    draws = _Draws(8)
+    start = model.sample_start(draws)
+    _, info = env.reset(seed=8)
+    assert (env.state, without_mask(info)) == start
+    first = env_trace(env, actions)
+    assert first == model_trace(model, start[0], draws, actions)
+    assert draws.used == 935  # three blocks and part of a fourth
+    env.np_random, fresh, state = gym.utils.seeding.np_random(7)[0], _Draws(7), env.state
+    assert env_trace(env, actions[:50]) == model_trace(model, state, fresh, actions[:50])
+    assert fresh.used == 115
     env.reset(seed=8)
-    assert env._uniforms[::-1] == left
+    assert env.state == start[0] and env_trace(env, actions) == first
 
 
 def test_reading_np_random_gives_back_the_uniforms_drawn_ahead():
-    """After 300 uniforms used (a block and part of the next), `env.np_random` is where a
-    generator is after 300 draws, so saving its state and restoring it resumes the env."""
-    seeded = gym.utils.seeding.np_random
+    """After steps that used a block and part of the next, `env.np_random` is where the
+    generator is after the draws used, so restoring its saved state (with the env's state)
+    replays the same steps."""
     env = gym.make("dice_envs/Pig-v0").unwrapped
-    env.reset(seed=0)
-    env.np_random = seeded(7)[0]
-    used = [env._uniform() for _ in range(300)]
-    saved = env.np_random.bit_generator.state
-    expected = seeded(7)[0].random(400).tolist()
-    assert used == expected[:300]
-    assert [env._uniform() for _ in range(100)] == expected[300:]
+    model, actions = env.model, np.random.default_rng(1).integers(2, size=200).tolist()
+    draws = _Draws(7)
+    start, _ = model.sample_start(draws)
+    env.reset(seed=7)
+    assert env_trace(env, actions[:130]) == model_trace(model, start, draws, actions[:130])
+    assert draws.used == 297
+    saved, state = env.np_random.bit_generator.state, env.state
+    assert saved == draws.generator.bit_generator.state
+    after = env_trace(env, actions[130:])
+    assert after == model_trace(model, state, draws, actions[130:])
     env.np_random.bit_generator.state = saved
-    assert [env._uniform() for _ in range(100)] == expected[300:]
+    env.reset(options={"state": state})
+    assert env_trace(env, actions[130:]) == after

@@ -246,20 +246,23 @@ def test_loaded_dice_solve_and_agree_with_value_iteration(die, goal, opponent):
 )
 def test_sample_step_is_transitions_exactly_driven_by_chosen_uniforms(kwargs):
     """Every outcome branch of `sample_step` (a 1, a gain, a win, a hold; for each mover), hit
-    with a uniform chosen inside each face's interval: the outcomes, weighted by their
-    intervals, are `transitions` entry for entry."""
+    with uniforms at both ends and the middle of each face's interval of [0, 1) (the die's
+    cumulative probabilities, the last taken as 1): each throws that face, and the outcomes,
+    weighted by their intervals, are `transitions` entry for entry."""
     import functools
-    from bisect import bisect_right
+    from itertools import accumulate
 
     from dice_envs.games.base import reachable_states
     from dice_envs.games.pig import Pig
 
     model = Pig(**kwargs)
-    edges = [0.0, *model._face_bounds, 1.0]
-    intervals = [(lo, hi) for lo, hi in zip(edges, edges[1:], strict=False) if hi > lo]
-    assert [bisect_right(model._face_bounds, (lo + hi) / 2) for lo, hi in intervals] == sorted(
-        {bisect_right(model._face_bounds, (lo + hi) / 2) for lo, hi in intervals}
-    )  # one interval per face the die can show
+    edges = [0.0, *list(accumulate(model.face_probs))[:-1], 1.0]
+    intervals = [
+        (face, lo, hi, (lo, (lo + hi) / 2, float(np.nextafter(hi, 0.0))))
+        for face, (lo, hi) in enumerate(zip(edges, edges[1:], strict=False), start=1)
+        if hi > lo
+    ]
+    assert len(intervals) == sum(prob > 0 for prob in model.face_probs)
     checked = 0
     for state in reachable_states(model):
         for action in model.legal_actions(state):
@@ -268,14 +271,17 @@ def test_sample_step_is_transitions_exactly_driven_by_chosen_uniforms(kwargs):
                 key = (after, reward, terminal)
                 expected[key] = expected.get(key, 0.0) + prob
             sampled: dict = {}
-            for lo, hi in intervals:
-                uniform = functools.partial(float, (lo + hi) / 2)  # the one draw, chosen
-                after, reward, terminal, _ = model.sample_step(state, action, uniform)
-                key = (after, reward, terminal)
-                weight = 1.0 if action == HOLD and state[3] > 0 else hi - lo
-                sampled[key] = sampled.get(key, 0.0) + weight
-                if weight == 1.0:
+            for face, lo, hi, probes in intervals:
+                steps = [
+                    model.sample_step(state, action, functools.partial(float, u))  # one draw
+                    for u in probes
+                ]
+                if action == HOLD and state[3] > 0:
+                    assert all(step == (*steps[0][:3], {"rolls": []}) for step in steps)
+                    sampled[steps[0][:3]] = 1.0
                     break
+                assert all(step == (*steps[0][:3], {"rolls": [face]}) for step in steps)
+                sampled[steps[0][:3]] = sampled.get(steps[0][:3], 0.0) + hi - lo
             assert sampled.keys() == expected.keys(), (state, action)
             for key, prob in expected.items():
                 assert sampled[key] == pytest.approx(prob, abs=1e-15), (state, action, key)

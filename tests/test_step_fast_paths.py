@@ -3,24 +3,23 @@
 import gymnasium as gym
 import numpy as np
 import pytest
+from traces import env_trace, model_trace, without_mask
 
 import dice_envs  # noqa: F401  (registers the ids)
 from dice_envs.games.fold import Fold
 
 
-def _trace(sample_step, sample_start, seed: int, num_actions: int, steps: int = 3000):
-    rng = np.random.default_rng(seed)
-    actions = rng.integers(num_actions, size=steps).tolist()
-    uniform = np.random.default_rng(seed + 1).random
-    state, info = sample_start(uniform)
-    trace = [(state, info)]
-    for action in actions:
-        state, reward, terminal, info = sample_step(state, action, uniform)
-        trace.append((state, reward, terminal, info))
-        if terminal:
-            state, info = sample_start(uniform)
-            trace.append((state, info))
-    return trace
+class _ActionByAction:
+    """A game without `sample_turn`: a `Fold` of it plays the opponent's turn action by action,
+    through the game's `sample_step`."""
+
+    def __init__(self, game) -> None:
+        self.game = game
+
+    def __getattr__(self, name: str):
+        if name == "sample_turn":
+            raise AttributeError(name)
+        return getattr(self.game, name)
 
 
 @pytest.mark.parametrize(
@@ -34,15 +33,19 @@ def _trace(sample_step, sample_start, seed: int, num_actions: int, steps: int = 
     ],
 )
 def test_turn_sampler_path_equals_the_step_by_step_opponent(env_id, kwargs):
-    fast = gym.make(env_id, **kwargs).unwrapped.model
-    assert fast.sample_step == fast._sample_by_turns  # the fast path is the one taken
-    slow = gym.make(env_id, **kwargs).unwrapped.model
-    slow._turn_sampler = None  # the opponent plays action by action through model.sample_step
-    fast_trace = _trace(fast.sample_step, fast.sample_start, 7, fast.num_actions)
-    slow_trace = _trace(
-        lambda s, a, u: Fold.sample_step(slow, s, a, u), slow.sample_start, 7, slow.num_actions
-    )
-    assert fast_trace == slow_trace
+    """The env (whose fold plays the opponent's whole turn by the game's `sample_turn`) gives,
+    seed for seed, the episodes of a fold of the same game without `sample_turn`, fed the
+    scalar draws of the seeded generator."""
+    env = gym.make(env_id, **kwargs).unwrapped
+    fast = env.model
+    slow = Fold(_ActionByAction(fast.model), fast.opponent_policy, fast.agent_starts)
+    actions = np.random.default_rng(7).integers(fast.num_actions, size=3000).tolist()
+    uniform = gym.utils.seeding.np_random(7)[0].random
+    _, info = env.reset(seed=7)
+    fast_trace = [(env.state, without_mask(info)), *env_trace(env, actions)]
+    start = slow.sample_start(uniform)
+    slow_trace = [start, *model_trace(slow, start[0], uniform, actions)]
+    assert len(fast_trace) > 3000 and fast_trace == slow_trace
 
 
 @pytest.mark.parametrize("env_id", ["dice_envs/Pig-v0", "dice_envs/SumAvoid-v0"])

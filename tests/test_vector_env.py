@@ -76,31 +76,95 @@ def test_alias_tables_give_back_the_probabilities_exactly():
         np.testing.assert_allclose(implied, prob, rtol=0, atol=1e-15)
 
 
+class _ChosenUniforms(np.random.Generator):
+    """A generator whose `random(n)` gives back the n uniforms set in `values`."""
+
+    values: np.ndarray
+
+    def random(self, size=None, dtype=np.float64, out=None):
+        assert size == len(self.values)
+        return self.values
+
+
+def _first_of_cell(k: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """The least double u whose u x count has integer part k (or more)."""
+    u = k / count
+    while (below := (u * count).astype(np.int64) < k).any():
+        u = np.where(below, np.nextafter(u, 2.0), u)
+    while (above := (u > 0) & ((np.nextafter(u, -1.0) * count).astype(np.int64) >= k)).any():
+        u = np.where(above, np.nextafter(u, -1.0), u)
+    return u
+
+
 @pytest.mark.parametrize("case", with_tables(CASES), ids=case_id)
 def test_the_compiled_cells_hold_the_tables_law_entry_for_entry(case):
-    """The alias cells are a second encoding of the outcome rows (for speed): the same law."""
-    env = vector(case, 1)
-    tables = env.tables
-    n = tables.num_states
+    """The alias cells (the tables' rows encoded for speed) give the rows' law exactly: one
+    copy per cell of each (state, action), stepped with chosen uniforms (u x cells picks the
+    cell, its fraction the side), finds by bisection where the outcome shown (observation,
+    end, reward) changes; the lengths of u each outcome covers are the rows' probabilities."""
+    model, tables = game(case)
+    n, num_actions = tables.num_states, tables.num_actions
+    final = np.array([np.atleast_1d(model.observation(s)) for s in tables.terminal_states])
+    final = final.reshape(len(final), -1)
+    assert len(np.unique(final, axis=0)) == len(final)  # what a step shows names its state
     counts = np.diff(tables.outcome_ptr)
-    group = np.repeat(np.arange(len(counts)), counts)
-    cells = env._cells
-    share = 1.0 / counts[group]
-    position = np.where(tables.outcome_next >= 0, tables.outcome_next, n - 1 - tables.outcome_next)
-    # Per (group, next position, reward): the rows' probability minus the cells'.
+    group = np.repeat(np.arange(len(counts)), counts)  # one copy per row, of its group
+    k = np.arange(len(group)) - tables.outcome_ptr[group]  # and its cell in the group
+    one, positions = vector(case, 1), []  # one copy reset to each state, as snapshots hold it
+    for state in tables.states:
+        one.reset(options={"state": state})
+        positions.append(one.snapshot()["position"][0])
+    start = {  # every copy at the state of its group, as a snapshot
+        "position": np.array(positions)[group // num_actions],
+        "done": np.zeros(len(group), bool),
+        "elapsed": np.zeros(len(group), np.int64),
+        "rng": one.snapshot()["rng"],
+    }
+    env = vector(case, len(group))
+    env.reset(seed=0)
+    env.np_random = uniforms = _ChosenUniforms(np.random.PCG64(0))
+    actions = group % num_actions
+
+    def code(obs: np.ndarray, terminated: np.ndarray) -> np.ndarray:
+        return np.ravel_multi_index(tuple(obs.T), model.observation_nvec) * 2 + terminated
+
+    def shown(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per copy, what its step from the start shows when drawing `u`: its observation
+        and end as one number, and its reward."""
+        env.restore(start)
+        uniforms.values = u
+        obs, reward, terminated, _, _ = env.step(actions)
+        return code(obs.reshape(len(u), -1), terminated), reward
+
+    def same(a, b) -> np.ndarray:
+        return (a[0] == b[0]) & (a[1] == b[1])
+
+    first, end = _first_of_cell(k, counts[group]), _first_of_cell(k + 1, counts[group])
+    lo, hi = first.view(np.int64), np.nextafter(end, -1.0).view(np.int64)
+    left, right = shown(first), shown(hi.view(np.float64))
+    two = ~same(left, right)  # cells whose two sides show different outcomes
+    while (active := two & (hi - lo > 1)).any():
+        mid = np.where(active, (lo + hi) // 2, lo)
+        seen = shown(mid.view(np.float64))
+        on_left = same(seen, left)
+        assert (on_left | same(seen, right)).all()  # one side or the other
+        lo, hi = np.where(active & on_left, mid, lo), np.where(active & ~on_left, mid, hi)
+    switch = np.where(two, hi.view(np.float64), end)  # the first u of the right side
+    nexts = tables.outcome_next
+    after = np.concatenate([tables.observation_array, final])
+    after = code(after[np.where(nexts >= 0, nexts, n - 1 - nexts)], nexts < 0)
     keys = np.concatenate(
         [
-            np.column_stack([group, position, tables.outcome_reward]),
-            np.column_stack([group, cells["keep"], cells["keep_reward"]]),
-            np.column_stack([group, cells["alias"], cells["alias_reward"]]),
+            np.column_stack([group, after, tables.outcome_reward]),
+            np.column_stack([group, *left]),
+            np.column_stack([group, *right]),
         ]
     )
-    mass = np.concatenate(
-        [tables.outcome_prob, -share * cells["threshold"], -share * (1 - cells["threshold"])]
-    )
-    _, which = np.unique(keys, axis=0, return_inverse=True)
-    difference = np.zeros(which.max() + 1)
-    np.add.at(difference, which.ravel(), mass)
+    mass = np.concatenate([tables.outcome_prob, first - switch, switch - end])
+    order = np.lexsort(keys.T)
+    keys, mass = keys[order], mass[order]
+    runs = np.flatnonzero(np.r_[True, (keys[1:] != keys[:-1]).any(axis=1)])
+    difference = np.add.reduceat(mass, runs)  # per (group, outcome): rows' minus the steps'
     assert np.abs(difference).max() < 1e-14
 
 
@@ -228,17 +292,19 @@ def test_autoreset_matches_sync_vector_env(case, mode, max_episode_steps):
     rng = np.random.default_rng(0)
     expected, got = sync.reset(seed=1), ours.reset(seed=2)
     compare(expected, got)
-    ends = 0
+    ends, ended = 0, np.zeros(5, dtype=bool)
     for _ in range(80):
         actions = rng.integers(2, size=5)
-        if mode == AutoresetMode.DISABLED and ours._done.any():
-            mask = ours._done.copy()
+        if mode == AutoresetMode.DISABLED and ended.any():  # the copies the last step ended
+            with pytest.raises(RuntimeError, match="episode ended"):
+                ours.step(actions)
             compare(
-                sync.reset(options={"reset_mask": mask}), ours.reset(options={"reset_mask": mask})
+                sync.reset(options={"reset_mask": ended}), ours.reset(options={"reset_mask": ended})
             )
         expected, got = sync.step(actions), ours.step(actions)
         compare(expected, got)
-        ends += int((got[2] | got[3]).sum())
+        ended = got[2] | got[3]
+        ends += int(ended.sum())
     assert ends >= 5  # the comparison saw episodes end (and, in the modes that do, restart)
 
 
