@@ -20,7 +20,7 @@ from dice_envs.registration import (
 )
 
 # The one place the version is written: pyproject.toml reads it (dynamic = ["version"]).
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 __all__ = [
     "GAMES",
     "Game",

@@ -43,7 +43,7 @@ class BatchedPolicy:
     returns the policy's raw answer; `answer` checks it. `per_observation` marks forms that
     make a Python call per observation (slow on large batches); `whole_grid` False marks
     forms that answer only the observations of their own states (a solution), not every
-    cell of the observation grid.
+    cell of the observation grid; `table` is a table form's whole table over the grid.
     """
 
     ask: Callable[[np.ndarray, np.ndarray | None], Any]
@@ -52,6 +52,7 @@ class BatchedPolicy:
     needs_legal: bool = False
     per_observation: bool = False
     whole_grid: bool = True
+    table: np.ndarray | None = None
 
     def answer(self, observations: np.ndarray, legal: np.ndarray | None = None) -> np.ndarray:
         """(n,) int64 actions, or (n, num_actions) float64 action probabilities (each row
@@ -140,17 +141,38 @@ def _checked_actions(actions: np.ndarray, observations: np.ndarray, num_actions:
 
 
 def _checked_probabilities(probs: np.ndarray, observations: np.ndarray) -> np.ndarray:
-    probs = probs.astype(np.float64)
-    bad = ~np.isfinite(probs).all(axis=1) | (probs < 0).any(axis=1)
-    bad |= np.abs(probs.sum(axis=1) - 1.0) > PROBABILITY_TOLERANCE
-    if bad.any():
+    probs = probs.astype(np.float64, copy=False)
+    sums = probs.sum(axis=1)
+    # Whole-array checks first (an opponent's table has millions of rows); rows only to name
+    # the first bad one.
+    if not (np.isfinite(sums).all() and probs.min(initial=0.0) >= 0) or (
+        np.abs(sums - 1.0).max(initial=0.0) > PROBABILITY_TOLERANCE
+    ):
+        bad = ~np.isfinite(probs).all(axis=1) | (probs < 0).any(axis=1)
+        bad |= np.abs(sums - 1.0) > PROBABILITY_TOLERANCE
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"the policy's probabilities for observation {observation_key(observations[i])} "
             f"are {probs[i].tolist()}; they must sum to 1 (within {PROBABILITY_TOLERANCE}) "
             "and be >= 0"
         )
-    return probs / probs.sum(axis=1, keepdims=True)  # round-off only: the check above holds
+    if (sums == 1.0).all():
+        return probs
+    return probs / sums[:, None]  # round-off only: the check above holds
+
+
+class GridRows:
+    """The observations of the grid `nvec` in C order, row i made only when asked (for the
+    messages of `checked_answer` on a whole grid's table)."""
+
+    def __init__(self, nvec: tuple[int, ...]) -> None:
+        self.nvec = nvec
+
+    def __len__(self) -> int:
+        return int(np.prod(self.nvec))
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        return np.array(np.unravel_index(i, self.nvec))
 
 
 def as_policy(
@@ -290,7 +312,7 @@ def _table_policy(
     if probabilities and not np.issubdtype(table.dtype, np.floating):
         raise ValueError(f"a table of action probabilities must hold floats, got {table.dtype}")
     if probabilities and np.issubdtype(table.dtype, np.floating) or table.shape == nvec:
-        return BatchedPolicy(_TableAsk(table), num_actions, "<table>")
+        return BatchedPolicy(_TableAsk(table), num_actions, "<table>", table=table)
     raise ValueError(
         f"a policy table must have shape {nvec} (actions) or {nvec + (num_actions,)} "
         f"(probabilities) for {model!r}; got {table.shape}"

@@ -13,7 +13,13 @@ from collections.abc import Mapping
 import numpy as np
 
 from dice_envs.games.base import Observation, TwoPlayerModel, cumulative
-from dice_envs.games.policy_forms import BatchedPolicy, as_policy, name_plugins
+from dice_envs.games.policy_forms import (
+    BatchedPolicy,
+    GridRows,
+    as_policy,
+    checked_answer,
+    name_plugins,
+)
 
 # A batched opponent is asked once on the whole grid (and kept as a table) up to this many
 # observations.
@@ -91,8 +97,13 @@ def _seat_policy(model: TwoPlayerModel, asked: BatchedPolicy) -> Policy:
     lazy = asked.per_observation or not asked.whole_grid
     if lazy or int(np.prod(nvec)) > BATCHED_GRID_LIMIT:
         return Policy(actions, asked=asked, model=model, name=asked.name)
-    grid = np.indices(nvec).reshape(len(nvec), -1).T.astype(np.int64)
-    answer = asked.answer(grid, mover_legal(model, grid) if asked.needs_legal else None)
+    if asked.table is not None:  # the table itself, in the grid's order
+        cells = int(np.prod(nvec))
+        rows = asked.table.reshape((cells,) + asked.table.shape[len(nvec) :])
+        answer = checked_answer(rows, GridRows(nvec), actions)
+    else:
+        grid = np.indices(nvec).reshape(len(nvec), -1).T.astype(np.int64)
+        answer = asked.answer(grid, mover_legal(model, grid) if asked.needs_legal else None)
     table = _as_probabilities(answer, actions).reshape(nvec + (actions,))
     single = table.astype(np.float32)  # half the memory where nothing is lost
     table = single if np.array_equal(single, table) else table
