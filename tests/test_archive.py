@@ -231,3 +231,21 @@ def test_result_files_are_copied_as_they_are(store, tmp_path):
     for name in ("config.yaml", "result.json", "curve.json", "timing.json"):
         assert (entry / name).read_bytes() == (Path(source) / name).read_bytes()
     assert json.loads((entry / "result.json").read_text())["seed"] == 0
+
+
+def test_runs_of_another_version_with_unchanged_code_are_not_called_stale(store, tmp_path):
+    configs, runs = store
+    archive = archive_runs(configs, "quick", runs, tmp_path / "archive")
+    current = current_maker()
+    folder = archive / "sum_avoid" / "ppo" / "seed0"
+    identity = yaml.safe_load((folder / "config.yaml").read_text())
+    identity["package"]["version"] = "0.4.0"
+    (folder / "config.yaml").write_text(yaml.safe_dump(identity, sort_keys=False))
+    make_report(configs, "quick", Archive(archive), tmp_path / "out")
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "Not made by the current code" not in text
+    assert "1 by dice-envs 0.4.0; " in text
+    assert (
+        f"every module they used is unchanged in the code here (dice-envs {current['version']})"
+        in text
+    )

@@ -849,6 +849,14 @@ def _maker_text(groups: dict[Path, dict[str, Any]]) -> str:
             makers[(maker["version"], maker["code"])] += 1
     if set(makers) == {(current["version"], current["code"])}:
         return ""
+    if all(not code for _, code in makers):  # other versions, proven to run the same code
+        made = "; ".join(
+            f"{count} by dice-envs {version}" for (version, _), count in sorted(makers.items())
+        )
+        return (
+            f"\n\nOf these runs, {made}: every module they used is unchanged in the code here "
+            f"(dice-envs {current['version']})."
+        )
     made = "; ".join(
         f"{count} by dice-envs {version}, "
         + ("by the current code" if not code else f"by code that has changed since in {code}")
