@@ -229,7 +229,7 @@ def test_ctrl_c_on_a_run_exits_130_with_one_line_and_resumes(tmp_path):
 
 
 def test_a_killed_run_resumes(tmp_path):
-    # Six intervals of 512 steps: killed after the second, at least three are left to train.
+    # Six intervals of 512 steps: killed once two are done, three or four are left to train.
     config_path, config = _long_d20_ppo(tmp_path, timesteps=3_072)
     command, process = _start_train(config_path, tmp_path)
     curve = run_dir(tmp_path, config, 0) / "curve.json"
