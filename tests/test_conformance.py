@@ -118,40 +118,52 @@ def test_every_model_names_its_game_and_arguments_in_its_repr(env_id):
         assert " at 0x" not in shown and "(" in shown, shown
 
 
-# One process per game runs every subcommand in turn (importing the command line takes
-# seconds): JSON in (id, arguments, named policy, whether to register the toy games first),
-# each subcommand's exit status and output out.
+# One process runs every subcommand on each game in turn (importing the command line takes
+# seconds): JSON in (the games as [id, arguments, named policy], whether to register the toy
+# games first), by game each subcommand's exit status and output out (an exception as status
+# None and its traceback).
 EVERY_SUBCOMMAND = """
-import io, json, sys
+import io, json, sys, traceback
 sys.path.insert(0, sys.argv[2])
 from dice_envs_cli import main
-env_id, pairs, named, toy = json.loads(sys.argv[1])
+games, toy = json.loads(sys.argv[1])
 if toy:
     from dice_envs import register_game
     from toy_games import CoinRaceVersus, ToyStop
     register_game("toy/ToyStop-v0", ToyStop, [{}], policies=["stop-at-1"])
     register_game("toy/CoinRace-v0", CoinRaceVersus, [{}], policies=["walk"])
 from dice_envs import GAMES
-players = GAMES[env_id].players
-runs = {
-    "games": ["games", "--json"],
-    "solve": ["solve", env_id, *pairs, "--json"],
-    "optimal": ["evaluate", env_id, *pairs, "--policy", "optimal", "--where-lost", "3", "--json"],
-    "named": ["evaluate", env_id, *pairs, "--policy", named, "--where-lost", "3", "--json"],
-}
-game_pairs = [pair for pair in pairs if not pair.startswith("opponent=")]  # the policy's
-if players != "one":
-    runs["exploitability"] = ["exploitability", env_id, *game_pairs, "--policy", named, "--json"]
-if GAMES[env_id].equilibrium_solver:
-    runs["equilibrium"] = ["equilibrium", env_id, *game_pairs, "--json"]
-found = {}
-for name, argv in runs.items():
+
+
+def run(argv, stdin=None):
     out = io.StringIO()
-    found[name] = [main(argv, out=out), out.getvalue()]
-out = io.StringIO()
-found["play"] = [main(["play", env_id, *pairs, "--seed", "0"], stdin=io.StringIO("q\\n"), out=out),
-                 out.getvalue()]
-print(json.dumps(found))
+    try:
+        return [main(argv, out=out) if stdin is None else main(argv, stdin=stdin, out=out),
+                out.getvalue()]
+    except BaseException:
+        return [None, traceback.format_exc()]
+
+
+every = {}
+for env_id, pairs, named in games:
+    players = GAMES[env_id].players
+    runs = {
+        "games": ["games", "--json"],
+        "solve": ["solve", env_id, *pairs, "--json"],
+        "optimal": ["evaluate", env_id, *pairs, "--policy", "optimal", "--where-lost", "3",
+                    "--json"],
+        "named": ["evaluate", env_id, *pairs, "--policy", named, "--where-lost", "3", "--json"],
+    }
+    game_pairs = [pair for pair in pairs if not pair.startswith("opponent=")]  # the policy's
+    if players != "one":
+        runs["exploitability"] = ["exploitability", env_id, *game_pairs, "--policy", named,
+                                  "--json"]
+    if GAMES[env_id].equilibrium_solver:
+        runs["equilibrium"] = ["equilibrium", env_id, *game_pairs, "--json"]
+    found = {name: run(argv) for name, argv in runs.items()}
+    found["play"] = run(["play", env_id, *pairs, "--seed", "0"], stdin=io.StringIO("q\\n"))
+    every[env_id] = found
+print(json.dumps(every))
 """
 
 
@@ -164,14 +176,21 @@ def _named(env_id: str, kwargs: dict) -> str:
     return next(n for n in names if "K" not in n and "optimal" not in n)
 
 
-def every_subcommand(env_id: str, kwargs: dict, named: str, toy: bool = False) -> dict:
+def every_subcommand(games: dict[str, tuple[dict, str]], toy: bool = False) -> dict:
+    """Game id -> (keyword arguments, named policy) in; game id -> subcommand -> its raw
+    result (exit status, output) out, from one process."""
+    cases = [[env_id, _pairs(kwargs), named] for env_id, (kwargs, named) in games.items()]
     done = subprocess.run(
-        [sys.executable, "-c", EVERY_SUBCOMMAND,
-         json.dumps([env_id, _pairs(kwargs), named, toy]), str(Path(__file__).parent)],
+        [sys.executable, "-c", EVERY_SUBCOMMAND, json.dumps([cases, toy]),
+         str(Path(__file__).parent)],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def outputs(found: dict) -> dict:
+    """Each subcommand's output (its JSON, or the text `play` showed), once each has exited 0."""
     for name, (status, text) in found.items():
         assert status == 0, (name, text)
     return {
@@ -180,10 +199,16 @@ def every_subcommand(env_id: str, kwargs: dict, named: str, toy: bool = False) -
     }
 
 
+@pytest.fixture(scope="module")
+def every_game() -> dict:
+    """Every subcommand on every registered game (its smallest example), in one process."""
+    return every_subcommand({i: (small(i), _named(i, small(i))) for i in IDS})
+
+
 @pytest.mark.parametrize("env_id", IDS)
-def test_every_subcommand_runs_on_every_game(env_id):
+def test_every_subcommand_runs_on_every_game(env_id, every_game):
     kwargs = small(env_id)
-    found = every_subcommand(env_id, kwargs, _named(env_id, kwargs))
+    found = outputs(every_game[env_id])
     solution = baselines.solve(env_id, **kwargs)
     assert found["solve"]["value"] == pytest.approx(solution.value, abs=1e-9)
     assert found["optimal"]["gap"] == pytest.approx(0.0, abs=1e-9)
@@ -205,11 +230,13 @@ def test_every_subcommand_runs_on_every_game(env_id):
 
 
 def test_a_toy_game_registered_outside_the_packages_runs_every_subcommand():
-    found = every_subcommand("toy/ToyStop-v0", {}, "stop-at-1", toy=True)
+    games = {"toy/ToyStop-v0": ({}, "stop-at-1"), "toy/CoinRace-v0": ({}, "walk")}
+    every = every_subcommand(games, toy=True)
+    found = outputs(every["toy/ToyStop-v0"])
     # ToyStop by hand: the optimum stops on a 3 (else rolls: mean 2): (1/3) 3 + (2/3) 2 = 7/3.
     assert found["solve"]["value"] == pytest.approx(7 / 3, abs=1e-12)
     assert found["named"]["value"] == pytest.approx(2.0, abs=1e-12)  # stops on anything
-    race = every_subcommand("toy/CoinRace-v0", {}, "walk", toy=True)
+    race = outputs(every["toy/CoinRace-v0"])
     assert "exploitability" in race and race["exploitability"]["value"] >= 0
 
 

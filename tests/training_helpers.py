@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import copy
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -47,6 +50,23 @@ def write_configs(folder: Path, entries: dict[str, dict]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(raw, sort_keys=False))
     return folder
+
+
+def changed(config: dict, dotted: str, value) -> dict:
+    """A copy of `config` with the key at `dotted` ("hyperparams.gamma") set to `value`."""
+    config = json.loads(json.dumps(config))
+    *parents, leaf = dotted.split(".")
+    node = config
+    for key in parents:
+        node = node[key]
+    node[leaf] = value
+    return config
+
+
+def sweep(*args) -> subprocess.CompletedProcess:
+    """`python -m training.sweep ARGS` from the repository, its output captured."""
+    command = [sys.executable, "-m", "training.sweep", *map(str, args)]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
 
 
 def ignored_sigint() -> None:
