@@ -85,8 +85,9 @@ def tiny_sum_avoid() -> dict:
 
 def test_a_trial_of_several_seeds_reports_the_mean_of_their_uninterrupted_runs(tmp_path):
     # The trial trains its runs side by side, stopping each after every checkpoint; each
-    # reported point must be the mean over the seeds of the runs trained in one go.
-    raw, params, seeds = tiny_sum_avoid(), {"learning_rate.power": 0.7}, [1000, 1001, 1002]
+    # reported point must be the mean over the seeds of the runs trained in one go (two seeds
+    # take turns as any number do).
+    raw, params, seeds = tiny_sum_avoid(), {"learning_rate.power": 0.7}, [1000, 1001]
     reported = []
     tune_trial(params, raw, "quick", seeds, str(tmp_path / "side"), report=reported.append)
     config = resolve_config(with_params(raw, params), "quick")
