@@ -30,7 +30,7 @@ from baselines.evaluation import (
 from baselines.exact import enumerated
 from baselines.policy_forms import PREDICT_BATCH, check_space
 from baselines.solvers import PolicySystem, greedy, optimal_action_mask
-from dice_envs.policies import SLOW_CALLS
+from dice_envs.policies import SLOW_CALLS, PolicyInput
 from dice_envs.tables import Tables
 
 # Policy iteration for a discounted Q* stops with a RuntimeError after this many steps.
@@ -329,18 +329,10 @@ def _called_values(function: Any, tables: Tables, obs_transform: Any) -> list:
 
 
 def _observation_batch(tables: Tables, obs_transform: Any) -> np.ndarray:
-    """Every reachable observation as an int64 array, (n,) or (n, d), through `obs_transform`."""
+    """Every reachable observation as an int64 array, (n,) or (n, d), through `obs_transform`
+    (checked as a policy's input is)."""
     batch = tables.observation_array
-    batch = batch[:, 0] if batch.shape[1] == 1 else batch
-    if obs_transform is None:
-        return batch
-    transformed = np.asarray(obs_transform(batch))
-    if transformed.ndim == 0 or len(transformed) != len(batch):
-        raise ValueError(
-            f"obs_transform must return one row per observation: it turned a batch of shape "
-            f"{batch.shape} into shape {transformed.shape}"
-        )
-    return transformed
+    return PolicyInput(batch.shape[1] == 1, obs_transform)(batch)
 
 
 def _critic_values(model: Any, tables: Tables, obs_transform: Any) -> np.ndarray:

@@ -50,6 +50,16 @@ def registrations_do_not_leak():
         dice_envs.unregister_game(env_id)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def sb3_logs_in_a_temporary_folder(tmp_path_factory):
+    """Tests that call SB3's `learn` on a model of their own (no `silence_logger`) make SB3's
+    default logger, which creates an empty `SB3-<date>` folder in the system's temporary
+    directory at every call; SB3_LOGDIR points it into pytest's own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3_logs")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def verhoeff_solution():
     """Full-game Yahtzee under the Verhoeff reading, solved once per test session (about 6 s

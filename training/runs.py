@@ -123,17 +123,24 @@ def package_roots() -> dict[str, Path]:
 
 def imported_modules() -> list[str]:
     """The modules of CODE_PACKAGES this process has imported, as paths ("training/train.py")."""
-    roots = package_roots()
     found = set()
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
-        if not path or not path.endswith(".py"):
-            continue
-        path = Path(path).resolve()
-        for name, root in roots.items():
-            if path.is_relative_to(root):
-                found.add(f"{name}/{path.relative_to(root).as_posix()}")
+        if path and path.endswith(".py") and (name := _project_module(path)) is not None:
+            found.add(name)
     return sorted(found)
+
+
+@functools.cache
+def _project_module(path: str) -> str | None:
+    """A module file's path in CODE_PACKAGES ("training/train.py"), or None. Cached: a process
+    with torch imported holds about 2,000 modules, and resolving each path at every
+    checkpoint took a tenth of a second."""
+    resolved = Path(path).resolve()
+    for name, root in package_roots().items():
+        if resolved.is_relative_to(root):
+            return f"{name}/{resolved.relative_to(root).as_posix()}"
+    return None
 
 
 def code_stamp(env_ids: Iterable[str], roots: dict[str, Path] | None = None) -> dict[str, str]:
@@ -205,9 +212,10 @@ def check_current(directory: Path) -> None:
         raise StaleRun(directory, changed)
 
 
+@functools.lru_cache(maxsize=8)
 def registration_parts(source: str) -> dict[str, str]:
     """The normalised code of the registration module by part: "" its machinery, and each
-    top-level `register_game("<id>", ...)` entry by its id."""
+    top-level `register_game("<id>", ...)` entry by its id (cached: the dict is shared)."""
     tree = ast.parse(source)
     entries, machinery = {}, []
     for node in tree.body:
