@@ -1,6 +1,7 @@
 """Conformance of every registered env: checkers, seeding, pickling, env-vs-model, rules of play."""
 
 import pickle
+import sys
 import warnings
 from collections import Counter
 
@@ -166,6 +167,39 @@ def test_bad_render_mode_and_bad_start_state():
         env.reset(options={"state": 20})
     with pytest.raises(ValueError, match="face"):
         gym.make("dice_envs/D20Rounds-v0").reset(options={"state": (3, 25)})
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_human_render_shows_the_rgb_array_frame_in_a_window(case, monkeypatch):
+    """render_mode="human" draws a frame in a pygame window at every reset and step (SDL's
+    dummy video driver here): the window holds exactly the rgb_array picture of the same
+    seeded episode; `close` closes it."""
+    import pygame
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    human = gym.make(case[0], render_mode="human", **case[1])
+    human.unwrapped.metadata = {**human.unwrapped.metadata, "render_fps": 0}  # no waits here
+    picture = gym.make(case[0], render_mode="rgb_array", **case[1])
+
+    def window() -> np.ndarray:
+        return pygame.surfarray.array3d(pygame.display.get_surface()).swapaxes(0, 1)
+
+    (_, info), _ = human.reset(seed=3), picture.reset(seed=3)
+    np.testing.assert_array_equal(window(), picture.render())
+    for _ in range(3):
+        action = int(np.flatnonzero(info["action_mask"])[-1])
+        (_, _, end, cut, info), _ = human.step(action), picture.step(action)
+        np.testing.assert_array_equal(window(), picture.render())
+        if end or cut:
+            break
+    human.close()
+    assert not pygame.display.get_init()
+
+
+def test_human_render_without_pygame_is_refused_when_made(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pygame", None)  # `import pygame` raises ImportError
+    with pytest.raises(gym.error.DependencyNotInstalled, match=r"pip install 'dice-envs\[human\]'"):
+        gym.make("dice_envs/Pig-v0", render_mode="human")
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)

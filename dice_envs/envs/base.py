@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from dice_envs.envs.rendering import render_scene
+from dice_envs.envs.rendering import HumanWindow, render_scene
 from dice_envs.games.base import State, Transition, build_model, cumulative
 
 _as_index = operator.index
@@ -71,16 +71,21 @@ class GameEnv(UniformBlockEnv):
     "ansi", `_picture` for "rgb_array") and `action_masks` (the subclass's `_mask` of the
     current state). Subclasses keep `state` (None before the first reset) and `done`."""
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 4}
     state: Any
     done: bool
+    _window: HumanWindow | None = None
 
     def _check_render_mode(self, render_mode: str | None) -> None:
+        """Refuse an unknown render mode; for "human", open pygame (or refuse at `gym.make`
+        with the extra to install)."""
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, "
                 f"got {render_mode!r}"
             )
+        if render_mode == "human":
+            self._window = HumanWindow()
 
     def _begin_reset(self, seed: int | None, options: dict[str, Any] | None) -> Any:
         """Check `reset`'s options and seed the env; the start state asked for
@@ -123,7 +128,15 @@ class GameEnv(UniformBlockEnv):
             raise RuntimeError("render() called before reset()")
         if self.render_mode == "ansi":
             return self._text()
+        if self.render_mode == "human":
+            self._window.show(self._picture(), self.metadata["render_fps"])
+            return None
         return self._picture()
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+        super().close()
 
 
 def game_model(model: Any, kwargs: dict[str, Any]) -> Any:
@@ -243,6 +256,8 @@ class DiceEnv(GameEnv):
         self.episode_return, self.last_action, self.previous_state = 0.0, None, None
         self.last_info = info
         obs, mask = self._view(state)
+        if self.render_mode == "human":  # as Gymnasium's envs do: a frame per reset and step
+            self.render()
         return (obs if self._scalar_obs else obs.copy()), {**info, "action_mask": mask.copy()}
 
     def step(self, action):
@@ -275,6 +290,8 @@ class DiceEnv(GameEnv):
             if mask is None:  # the state was met at an episode's end before
                 mask = self._view(state)[1]
             info["action_mask"] = mask.copy()
+        if self.render_mode == "human":
+            self.render()
         return (obs if self._scalar_obs else obs.copy()), reward, terminal, False, info
 
     def _text(self) -> str:

@@ -8,8 +8,10 @@ the whole episode, as video recorders (Gymnasium's `RecordVideo`) need.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
+from gymnasium.error import DependencyNotInstalled
 
 try:
     from PIL import Image, ImageDraw, ImageFont
@@ -132,3 +134,40 @@ def render_scene(
         font = _fitting_font(line, room)
         draw.text((GAP, top + i * LINE_HEIGHT), line, fill=INK, font=font, anchor="la")
     return np.array(image)  # a writable copy
+
+
+class HumanWindow:
+    """A pygame window that shows each frame it is given (what `render_mode="human"` draws on
+    every reset and step, as Gymnasium's toy-text envs do). pygame is optional: without it the
+    env is refused when it is made, with the extra to install."""
+
+    def __init__(self) -> None:
+        try:
+            import pygame
+        except ImportError:
+            raise DependencyNotInstalled(
+                "render_mode='human' draws in a pygame window; install it with "
+                "pip install 'dice-envs[human]' (or use render_mode='rgb_array' or 'ansi')"
+            ) from None
+        self.pygame = pygame
+        self.screen: Any = None
+        self.clock: Any = None
+
+    def show(self, frame: np.ndarray, fps: float) -> None:
+        """Draw `frame`, then wait out the rest of its 1 / `fps` seconds (0: no wait)."""
+        pygame = self.pygame
+        if self.screen is None:
+            pygame.init()
+            pygame.display.set_caption("dice-envs")
+            self.screen = pygame.display.set_mode((frame.shape[1], frame.shape[0]))
+            self.clock = pygame.time.Clock()
+        pygame.event.pump()  # keeps the window responsive to the desktop
+        self.screen.blit(pygame.surfarray.make_surface(frame.swapaxes(0, 1)), (0, 0))
+        pygame.display.flip()
+        self.clock.tick(fps)
+
+    def close(self) -> None:
+        if self.screen is not None:
+            self.pygame.display.quit()
+            self.pygame.quit()
+            self.screen = None

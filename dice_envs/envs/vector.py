@@ -110,6 +110,14 @@ class NativeVectorEnv(VectorEnv):
             )
         return actions.astype(np.int64, copy=False)
 
+    def _open_where_resetting(self, mask: np.ndarray) -> np.ndarray:
+        """`mask` with every action allowed for the copies the next step resets (next-step
+        mode): their action is ignored there, and a row of zeros would break masked sampling
+        (`space.sample(mask)`, MaskablePPO) on every batch in which an episode ends."""
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP and self._done.any():
+            mask[self._done] = 1
+        return mask
+
     def _refuse_ended(self, ended: np.ndarray) -> None:
         """With autoreset disabled, a step on copies whose episode ended is an error."""
         if self.autoreset_mode == AutoresetMode.DISABLED and ended.any():
@@ -138,7 +146,9 @@ class DiceVectorEnv(NativeVectorEnv):
     mode: observations (n,) or (n, k) int64; rewards (n,) float64; terminations, truncations
     (n,) bool; infos with ``action_mask`` (n, actions) int8 and its ``_action_mask``. In
     next-step mode a copy that ended is reset by the next `step` (its action ignored, reward 0,
-    the start observation); in same-step mode it is reset at once and infos carry
+    the start observation), so its ``action_mask`` allows every action (where `SyncVectorEnv`
+    passes on the terminal state's empty mask, which masked sampling cannot draw from); in
+    same-step mode it is reset at once and infos carry
     ``final_obs`` and ``final_info`` with their masks. The single env's event keys (the dice
     an opponent threw, say) are not reported here; make the sync vector env
     (``vectorization_mode="sync"``) for them, or for rgb_array frames.
@@ -337,15 +347,16 @@ class DiceVectorEnv(NativeVectorEnv):
         else:
             self._done = ended
         self._position = nexts
-        infos["action_mask"] = np.take(self._masks, nexts, axis=0)
+        infos["action_mask"] = self._open_where_resetting(np.take(self._masks, nexts, axis=0))
         infos["_action_mask"] = self._all.copy()
         return np.take(self._observations, nexts, axis=0), rewards, terminated, truncated, infos
 
     def action_masks(self) -> np.ndarray:
-        """(num_envs, actions) booleans: each copy's legal actions (none at a terminal state)."""
+        """(num_envs, actions) booleans: each copy's legal actions; every action for a copy the
+        next step resets (next-step mode), none for one whose episode ended (disabled mode)."""
         if self._position is None:
             return np.zeros((self.num_envs, self._num_actions), dtype=bool)
-        return np.take(self._masks, self._position, axis=0).astype(bool)
+        return self._open_where_resetting(np.take(self._masks, self._position, axis=0)).astype(bool)
 
     def snapshot(self) -> dict[str, Any]:
         """Everything that decides the batch's future: positions (None before the first reset),

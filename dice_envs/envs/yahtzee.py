@@ -133,14 +133,15 @@ class YahtzeeEnv(GameEnv):
       and the straights in full only when its upper box is filled).
     - `boxes=None`: the names of the boxes in play (`dice_envs.games.yahtzee.BOX_NAMES`;
       default all 13): a reduced game of one turn per box, the others shown as filled.
-    - `render_mode=None`: `"ansi"` (one line of text) or `"rgb_array"` (the dice and the
-      score card).
+    - `render_mode=None`: `"ansi"` (one line of text), `"rgb_array"` (the dice and the
+      score card) or `"human"` (that picture in a pygame window: `pip install
+      'dice-envs[human]'`).
 
     ## Version History
     - v0: initial version.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -194,7 +195,10 @@ class YahtzeeEnv(GameEnv):
             self.card = [None] * NUM_BOXES
         self.state, self.done = state, False
         self.episode_return, self.last_action, self.played_action = 0.0, None, None
-        return observation_of(state), {"action_mask": self._mask(state)}
+        info = {"action_mask": self._mask(state)}
+        if self.render_mode == "human":
+            self.render()
+        return observation_of(state), info
 
     def step(self, action):
         self._check_steppable()
@@ -224,6 +228,8 @@ class YahtzeeEnv(GameEnv):
         self.last_action, self.played_action = action, played
         self.episode_return += reward
         mask = _NO_ACTIONS.copy() if terminal else self._mask(state)
+        if self.render_mode == "human":
+            self.render()
         return observation_of(state), float(reward), terminal, False, {"action_mask": mask}
 
     # -- rendering (`render` is `GameEnv`'s) ----------------------------------------------------

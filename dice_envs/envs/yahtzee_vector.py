@@ -69,8 +69,9 @@ class YahtzeeVectorEnv(NativeVectorEnv):
     arguments `model` (with the game's keyword arguments `joker`, `boxes`), `num_envs`,
     `autoreset_mode` ("NextStep", the default, "SameStep" or "Disabled"),
     `max_episode_steps`, `render_mode` (None or "ansi"). Observations (n, 22) int64, rewards
-    (n,) float64, infos with ``action_mask`` (n, 45) int8 and ``_action_mask``; same-step mode
-    adds ``final_obs`` and ``final_info``. `reset(options=)` takes ``"reset_mask"`` and
+    (n,) float64, infos with ``action_mask`` (n, 45) int8 and ``_action_mask`` (in next-step
+    mode, every action for a copy the next step resets: its action is ignored there); same-step
+    mode adds ``final_obs`` and ``final_info``. `reset(options=)` takes ``"reset_mask"`` and
     ``"state"`` (one `PlayState` every reset copy starts from). `DiceSB3VecEnv` takes it.
 
     Randomness: one `np_random` for the batch; each step draws five uniforms per copy (the
@@ -195,7 +196,7 @@ class YahtzeeVectorEnv(NativeVectorEnv):
             self._start(ended, None)
         else:
             self._done = ended
-        infos["action_mask"] = self._refresh_masks()
+        infos["action_mask"] = self._open_where_resetting(self._refresh_masks())
         infos["_action_mask"] = self._all.copy()
         return self._observe(), rewards, terminated, truncated, infos
 
@@ -224,13 +225,14 @@ class YahtzeeVectorEnv(NativeVectorEnv):
         return reward.astype(np.float64), terminated
 
     def action_masks(self) -> np.ndarray:
-        """(num_envs, 45) booleans: each copy's legal actions (none once its game is over)."""
+        """(num_envs, 45) booleans: each copy's legal actions; every action for a copy the next
+        step resets (next-step mode), none for one whose game is over (disabled mode)."""
         if not self._started:
             return np.zeros((self.num_envs, NUM_ACTIONS), dtype=bool)
         mask = np.zeros((self.num_envs, NUM_ACTIONS), dtype=bool)
         mask[:, :32] = REROLL_LEGAL[self._dice] & (self._rolls > 0)[:, None]
         mask[:, 32:] = self._legal
-        return mask
+        return self._open_where_resetting(mask)
 
     @property
     def states(self) -> list[PlayState]:

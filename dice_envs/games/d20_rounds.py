@@ -50,7 +50,8 @@ class D20Rounds:
     - `rounds=100`: the number of rounds; an integer >= 1.
     - `sides=20`: faces of the fair die; an integer >= 2.
     - `start_face=1`: the face showing at the start; an integer in 1..sides.
-    - `render_mode=None`: `"ansi"` (one line of text) or `"rgb_array"` (the die and the money).
+    - `render_mode=None`: `"ansi"` (one line of text), `"rgb_array"` (the die and the money) or
+      `"human"` (that picture in a pygame window).
 
     ## Version History
     - v0: initial version.

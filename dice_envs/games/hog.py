@@ -94,7 +94,7 @@ class Hog:
       observation, a table over the observation grid, or any other policy form of
       `dice_envs.policies`.
     - `agent_starts=None`: None flips a fair coin per episode; True or False fixes who starts.
-    - `render_mode=None`: `"ansi"` or `"rgb_array"`.
+    - `render_mode=None`: `"ansi"`, `"rgb_array"` or `"human"` (that picture in a pygame window).
 
     ## Version History
     - v0: initial version.
@@ -371,7 +371,7 @@ class HogSolitaire(Solitaire):
     - `goal=100`: points to reach; an integer >= 1.
     - `max_dice=10`: the most dice a throw may use; an integer >= 1.
     - `sides=6`: faces of each die.
-    - `render_mode=None`: `"ansi"` or `"rgb_array"`.
+    - `render_mode=None`: `"ansi"`, `"rgb_array"` or `"human"` (that picture in a pygame window).
 
     ## Version History
     - v0: initial version.

@@ -87,7 +87,8 @@ class Pig:
       the observation grid, or any other policy form of `dice_envs.policies` (a batched
       callable, a mapping, a solution).
     - `agent_starts=None`: None flips a fair coin per episode; True or False fixes who starts.
-    - `render_mode=None`: `"ansi"` (one line of text) or `"rgb_array"` (the dice and scores).
+    - `render_mode=None`: `"ansi"` (one line of text), `"rgb_array"` (the dice and scores) or
+      `"human"` (that picture in a pygame window).
 
     ## Version History
     - v0: initial version.
@@ -462,7 +463,8 @@ class PigSolitaire(Solitaire):
       (optimal play holds far below it).
     - `sides=None`, `die_probs=None`: the die, as for `Pig`.
     - `objective="turns"`: `"turns"` or `"turn_score"`.
-    - `render_mode=None`: `"ansi"` (one line of text) or `"rgb_array"` (the dice and score).
+    - `render_mode=None`: `"ansi"` (one line of text), `"rgb_array"` (the dice and score) or
+      `"human"` (that picture in a pygame window).
 
     ## Version History
     - v0: initial version.

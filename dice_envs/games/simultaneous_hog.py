@@ -69,7 +69,7 @@ class SimultaneousHog:
       `baselines`), a table of actions or of action probabilities over the observation grid, a
       callable `f(observation) -> action` on the opponent's own observation, or any other
       policy form of `dice_envs.policies` (an equilibrium plays its mixtures).
-    - `render_mode=None`: `"ansi"` or `"rgb_array"`.
+    - `render_mode=None`: `"ansi"`, `"rgb_array"` or `"human"` (that picture in a pygame window).
 
     ## Version History
     - v0: initial version.

@@ -51,7 +51,8 @@ class DieStopping:
     ## Arguments
     - `rolls=5`: the most rolls permitted; an integer >= 1.
     - `sides=6`: faces of the fair die, 1..sides; an integer >= 2.
-    - `render_mode=None`: `"ansi"` (one line of text) or `"rgb_array"` (the die).
+    - `render_mode=None`: `"ansi"` (one line of text), `"rgb_array"` (the die) or `"human"` (that
+      picture in a pygame window).
 
     ## Version History
     - v0: initial version.
@@ -179,7 +180,8 @@ class RedBlackCards:
     ## Arguments
     - `red=26`: red cards in the deck; an integer >= 0.
     - `black=26`: black cards in the deck; an integer >= 0; red + black >= 1.
-    - `render_mode=None`: `"ansi"` (one line of text) or `"rgb_array"` (the counts).
+    - `render_mode=None`: `"ansi"` (one line of text), `"rgb_array"` (the counts) or `"human"` (that
+      picture in a pygame window).
 
     ## Version History
     - v0: initial version.
@@ -323,7 +325,8 @@ class ChowRobbins:
     - `horizon=100`: the most tosses; an integer >= 1. The env samples the model, so any
       horizon makes and steps; the tables (and the generic solvers and tabular training,
       which read them) hold about horizon^2 / 2 states, so keep those to a few thousand.
-    - `render_mode=None`: `"ansi"` (one line of text) or `"rgb_array"` (the counts).
+    - `render_mode=None`: `"ansi"` (one line of text), `"rgb_array"` (the counts) or `"human"` (that
+      picture in a pygame window).
 
     ## Version History
     - v0: initial version.

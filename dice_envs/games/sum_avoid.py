@@ -67,7 +67,8 @@ class SumAvoid:
     - `max_sum=None`: the cap; `None` gives `sides * (N + sides)`, which optimal play of the
       uncapped game never passes, so the optimal value is the uncapped game's (see
       `dice_envs.games.sum_avoid.default_max_sum`). An integer >= 1.
-    - `render_mode=None`: `"ansi"` (one line of text) or `"rgb_array"` (the die and the sum).
+    - `render_mode=None`: `"ansi"` (one line of text), `"rgb_array"` (the die and the sum) or
+      `"human"` (that picture in a pygame window).
 
     ## Version History
     - v0: initial version.

@@ -168,7 +168,8 @@ class TenThousand:
     - `max_turn_score=100`: a turn score above it (in chips) ends the turn as a stop; any cap
       of 55 or more leaves the optimal value unchanged (stopping is optimal from 56 on, the
       paper's Lemma 4.3). An integer >= 1.
-    - `render_mode=None`: `"ansi"` or `"rgb_array"` (the dice, scoring ones bright).
+    - `render_mode=None`: `"ansi"`, `"rgb_array"` (the dice, scoring ones bright) or `"human"` (that
+      picture in a pygame window).
 
     ## Version History
     - v0: initial version.

@@ -68,7 +68,7 @@ class TwoDicePig(Pig):
       the opponent's own observation, a table over the observation grid, or any other policy
       form of `dice_envs.policies`.
     - `agent_starts=None`: None flips a fair coin per episode; True or False fixes who starts.
-    - `render_mode=None`: `"ansi"` or `"rgb_array"`.
+    - `render_mode=None`: `"ansi"`, `"rgb_array"` or `"human"` (that picture in a pygame window).
 
     ## Version History
     - v0: initial version.
@@ -206,7 +206,7 @@ class TwoDicePigSolitaire(Solitaire):
     ## Arguments
     - `goal=100`: points to reach; an integer >= 1.
     - `sides=None`, `die_probs=None`: both dice, as for `TwoDicePig`.
-    - `render_mode=None`: `"ansi"` or `"rgb_array"`.
+    - `render_mode=None`: `"ansi"`, `"rgb_array"` or `"human"` (that picture in a pygame window).
 
     ## Version History
     - v0: initial version.
