@@ -1,5 +1,5 @@
 """Game arguments from a command line: `key=value` pairs, as `dice-envs` and `python -m
-baselines` take them."""
+baselines` take them (light: the command line parses them before importing a solver)."""
 
 from __future__ import annotations
 
