@@ -186,3 +186,16 @@ def test_errors_name_the_game_never_its_class(capsys):
 
         gym.make("dice_envs/Pig-v0", gaol=30)
     assert "Versus" not in str(made.value)
+
+
+def test_train_prints_its_steps_as_a_count(monkeypatch, capsys, tmp_path):
+    result = {
+        "value": 0.25, "optimal_value": 0.5, "gap": 0.25, "relative_gap": 0.5,
+        "agreement": 0.75, "steps": 2_000_380, "seconds": 12.5, "status": "trained",
+        "run_dir": str(tmp_path / "run"),
+    }  # fmt: skip
+    monkeypatch.setattr(training.train, "run", lambda *args, **kwargs: dict(result))
+    assert cli_main(["train", CONFIG, "--runs", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "         steps: 2,000,380" in lines and "         value: 0.25" in lines
+    assert lines[0].startswith("trained 2,000,380 steps in ")

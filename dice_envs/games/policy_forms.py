@@ -438,7 +438,7 @@ def _table_policy(
         return BatchedPolicy(_TableAsk(table), num_actions, "<table>", table=table)
     raise PolicyError(
         f"a policy table must have shape {nvec} (actions) or {nvec + (num_actions,)} "
-        f"(probabilities) for {model!r}; got {table.shape}"
+        f"(probabilities) for {game_label(model)}; got {table.shape}"
     )
 
 

@@ -89,16 +89,17 @@ def policy(model: TwoPlayerModel, spec: object) -> Policy:
     move; a two-player solution or an equilibrium plays its mixtures as mixtures."""
     if isinstance(spec, Policy):
         return spec
+    spec = opponent_spec(model, spec)
+    if isinstance(spec, Mapping):
+        _check_covers(model, spec)  # its errors name the opponent themselves
     try:
-        return seat_policy(model, opponent_spec(model, spec))
+        return seat_policy(model, spec)
     except ValueError as error:
         raise ValueError(f"opponent: {error}") from None
 
 
 def seat_policy(model: TwoPlayerModel, spec: object) -> Policy:
     """`policy` without naming the opponent in its errors (a seat's named policy)."""
-    if isinstance(spec, Mapping):
-        _check_covers(model, spec)
     if isinstance(spec, str) and spec in SEAT_SOLUTIONS:
         found = _seat_policy(model, as_policy(_solved(model, spec), model))
         found.name = repr(spec)
@@ -158,7 +159,8 @@ def _check_covers(model: TwoPlayerModel, mapping: Mapping) -> None:
             keys.add(int(key) if scalar else tuple(int(v) for v in key))
         except (TypeError, ValueError):
             raise ValueError(
-                f"the mapping has the key {key!r}; its keys must be observations (grid {nvec})"
+                f"opponent (a mapping) has the key {key!r}; its keys must be observations "
+                f"(grid {nvec})"
             ) from None
     for index in np.ndindex(*nvec):
         observation = index[0] if scalar else index
@@ -169,7 +171,7 @@ def _check_covers(model: TwoPlayerModel, mapping: Mapping) -> None:
         except ValueError:
             continue  # no position shows it to a player to move
         raise ValueError(
-            f"the mapping has no action for observation {observation}, where the "
+            f"opponent (a mapping) has no action for observation {observation}, where the "
             "opponent can be to move; a mapping must cover every such observation (or give a "
             "table over the observation grid, or a callable)"
         )
