@@ -194,28 +194,18 @@ SOLUTION_FIELDS = {
 
 
 def two_player_value(game: Game) -> dict[str, Any]:
-    """A two-player game's own value beside the value against its opponent: the first
-    player's win probability with both optimal, or the equilibrium's value (none for a
-    one-player game, or one without a two-player solver of its own registered)."""
-    players = game.entry.players
-    if players == "two" and game.entry.two_player_solver is not None:
-        from baselines.two_player import two_player_optimum
+    """An alternating two-player game's own value beside the value against its opponent: the
+    first player's win probability with both optimal (none for other games; a simultaneous
+    game's is `dice-envs equilibrium`'s, whose solve takes seconds more than this one)."""
+    if game.entry.players != "two" or game.entry.two_player_solver is None:
+        return {}
+    from baselines.two_player import two_player_optimum
 
-        return {
-            "two_player_value": two_player_optimum(game.model.model).value,
-            "two_player_value_is": "the first player's win probability with both players "
-            "optimal (two-player-optimal)",
-        }
-    if players == "simultaneous" and game.entry.equilibrium_solver is not None:
-        import baselines
-
-        kwargs = {k: v for k, v in game.kwargs.items() if k != "opponent"}
-        return {
-            "two_player_value": baselines.equilibrium(game.env_id, **kwargs).value,
-            "two_player_value_is": "either player's win probability with both at the "
-            "equilibrium (equilibrium)",
-        }
-    return {}
+    return {
+        "two_player_value": two_player_optimum(game.model.model).value,
+        "two_player_value_is": "the first player's win probability with both players optimal "
+        "(two-player-optimal)",
+    }
 
 
 class ChosenPolicy:
