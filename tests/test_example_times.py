@@ -21,6 +21,11 @@ time.sleep(pause)
 ```python
 time.sleep(pause)
 ```
+
+<!-- example-not-run: a fragment -->
+```python
+register(...)
+```
 """
 
 

@@ -7,7 +7,9 @@ by default) in order, one fresh process per page, so a block may use the names o
 before it as a reader running them would; the process works in a temporary folder, so an
 example that saves a file writes nothing into the repository. Each block is timed (wall clock).
 
-A block followed by an `example-time-<label>` section (`<!-- example-time-<label>:start -->`
+A block right after an `<!-- example-not-run: why -->` comment is left out (a fragment, or
+one that needs a run folder of the reader's own). A block followed by an
+`example-time-<label>` section (`<!-- example-time-<label>:start -->`
 and `:end -->`, nothing but blank lines between the block and the start marker) gets its time
 written there. The run fails (exit 1) on a block that raises, and on a block that took longer
 than `--long` seconds without such a section: every long example says how long it takes.
@@ -35,6 +37,7 @@ LONG_SECONDS = 5.0  # an example this long (or longer) must say how long it take
 PAGES = (README, *sorted(DOCS.glob("*.md")))
 _BLOCK = re.compile(r"^```python\n(.*?)^```[ \t]*\n", re.S | re.M)
 _TIME_MARKER = re.compile(r"\s*<!-- (example-time-[\w-]+):start -->")
+_NOT_RUN = re.compile(r"<!-- example-not-run: [^>]*-->\s*\Z")
 
 # Runs in the child: the blocks as JSON on stdin, a line of (seconds, error) per block.
 RUNNER = """
@@ -63,9 +66,11 @@ class Example:
 
 
 def examples(text: str) -> list[Example]:
-    """The python blocks of a page's text, in order, with their time sections."""
+    """The python blocks of a page's text that are run, in order, with their time sections."""
     found = []
     for match in _BLOCK.finditer(text):
+        if _NOT_RUN.search(text, 0, match.start()):
+            continue
         marker = _TIME_MARKER.match(text, match.end())
         line = text.count("\n", 0, match.start()) + 1
         found.append(Example(match.group(1), line, marker.group(1) if marker else None))
