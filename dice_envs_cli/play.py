@@ -67,7 +67,10 @@ def play(env_id: str, kwargs: dict[str, Any], seed: int | None, stdin: TextIO, o
     while True:
         values = solution.action_values(_key(obs))
         options = ranked(
-            [Option(int(a), names[a], float(values[a])) for a in np.flatnonzero(info["action_mask"])]
+            [
+                Option(int(a), names[a], float(values[a]))
+                for a in np.flatnonzero(info["action_mask"])
+            ]
         )
         state = state_lines(env.render())
         print("", *state, *action_table(options, show), sep="\n", file=out)
@@ -92,12 +95,18 @@ def play(env_id: str, kwargs: dict[str, Any], seed: int | None, stdin: TextIO, o
         obs, reward, terminated, truncated, info = env.step(action)
         given_up, moves = given_up + lost, moves + 1
         stake = lost_stake(model, before, obs, float(reward), terminated)
-        say(line + ("" if stake is None else f"; {stake}") + (f"; reward {reward:g}" if reward else ""))
+        say(
+            line
+            + ("" if stake is None else f"; {stake}")
+            + (f"; reward {reward:g}" if reward else "")
+        )
         if terminated or truncated:
             break
     print("", *state_lines(env.render()), sep="\n", file=out)
     total = env.unwrapped.episode_return
-    outcome = "" if game(env_id).players == "one" else (" (you win)" if total > 0 else " (you lose)")
+    outcome = (
+        "" if game(env_id).players == "one" else (" (you win)" if total > 0 else " (you lose)")
+    )
     say(
         f"game over: return {total:g}{outcome}; your {moves} moves gave up "
         f"{show(given_up)} in expectation against optimal play (whose expected return from "
@@ -191,8 +200,10 @@ def parse_move(text: str, names: Sequence[str], legal: Sequence[int]) -> int | s
     matches = [a for a, name in enumerate(names) if name.lower() == words]
     if not matches and words.isdigit():
         matches = [a for number, a in _counts(names).items() if number == int(words)]
-    if not matches:
-        matches = [a for a in legal if names[a].lower().startswith(words)]
+    if not matches:  # the first letters of a legal move, else of any (to say it is not legal)
+        matches = [a for a in legal if names[a].lower().startswith(words)] or [
+            a for a, name in enumerate(names) if name.lower().startswith(words)
+        ]
     allowed = ", ".join(names[a] for a in legal)
     if len(matches) > 1:
         return f"{text!r} could be {' or '.join(names[a] for a in matches)}"
@@ -203,9 +214,7 @@ def parse_move(text: str, names: Sequence[str], legal: Sequence[int]) -> int | s
     return matches[0]
 
 
-def lost_stake(
-    model: Any, before: Any, after: Any, reward: float, terminal: bool
-) -> str | None:
+def lost_stake(model: Any, before: Any, after: Any, reward: float, terminal: bool) -> str | None:
     """What a step lost of the points at stake, in words (None if nothing), read from the
     observations before and after it and the model's `observation_names`: the turn total
     ("turn total", "turn score") was lost if it fell to nothing without the player's score

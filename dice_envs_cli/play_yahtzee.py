@@ -68,7 +68,8 @@ def faces(state: PlayState) -> list[int]:
 
 
 def action_label(model: Yahtzee, state: PlayState, action: int) -> str:
-    """What an action does, in words: "keep 3 5 5" or "score full_house for 25"."""
+    """What an action does, in words: "keep 3 5 5" or "score full house for 25" (the box's
+    label on the card)."""
     if action < 32:
         kept = [f for i, f in enumerate(faces(state)) if not action >> i & 1]
         return "keep " + (" ".join(map(str, kept)) if kept else "nothing (reroll all)")
@@ -78,7 +79,7 @@ def action_label(model: Yahtzee, state: PlayState, action: int) -> str:
         state.upper, state.yahtzee50, box, points, bool(IS_YAHTZEE[state.dice])
     )[0]
     bonus = f" (+{reward - points} bonus)" if reward > points else ""
-    return f"score {BOX_NAMES[box]} for {points}{bonus}"
+    return f"score {BOX_LABELS[box]} for {points}{bonus}"
 
 
 def parse_choice(text: str, model: Yahtzee, state: PlayState, mask: np.ndarray) -> int | str:
@@ -180,7 +181,7 @@ def play_yahtzee(
             lambda text, state=state, mask=mask: parse_choice(text, model, state, mask),
             HELP,
             show,
-            lambda lines=lines: lines[:2],
+            lambda lines=lines: lines,
         )
         if action is None:
             print("input ended before the game did", file=out)

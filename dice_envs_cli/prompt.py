@@ -29,8 +29,7 @@ COMMANDS = {
     "exit": "quit",
 }
 COMMAND_HELP = [
-    "? or all: every legal move with its worth; hint: the best move; best: play it; "
-    "quit: stop.",
+    "? or all: every legal move with its worth; hint: the best move; best: play it; quit: stop.",
     "worth: what the move is worth with optimal play after it; gives up: the best move's "
     "worth minus this one's. The sum of what your moves gave up is what they cost you "
     "in expectation.",

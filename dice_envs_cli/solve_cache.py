@@ -157,9 +157,7 @@ def structure_solution(arrays: dict[str, np.ndarray], env_id: str, kwargs: dict[
     from baselines.yahtzee import YahtzeeSolution
 
     model = make_model(env_id, **kwargs)
-    solution = YahtzeeSolution.of_values(
-        model, arrays["state_values"], int(arrays["num_states"])
-    )
+    solution = YahtzeeSolution.of_values(model, arrays["state_values"], int(arrays["num_states"]))
     if solution.value != float(arrays["value"]):
         raise ValueError("the start's value is not the value stored")
     return solution
@@ -297,7 +295,7 @@ def solve(
     if rate is None and reference_rate is not None:
         rate, basis = reference_rate
     expected = (
-        f": about {_seconds(size / rate)} ({size:,} {unit} at {rate:,.0f} a second, the rate "
+        f": {_seconds(size / rate, 'about ')} ({size:,} {unit} at {rate:,.0f} a second, the rate "
         f"of {basis})"
         if rate is not None
         else ""
@@ -323,9 +321,9 @@ def solve(
     return solution
 
 
-def _seconds(seconds: float) -> str:
+def _seconds(seconds: float, about: str = "") -> str:
     if seconds < 0.1:
         return "under 0.1 s"
     if seconds < 90:
-        return f"{seconds:.2g} s"
-    return f"{seconds / 60:.1f} minutes"
+        return f"{about}{seconds:.2g} s"
+    return f"{about}{seconds / 60:.1f} minutes"

@@ -137,7 +137,8 @@ def test_every_command_works_in_a_table_game():
     blocks = out.split(PROMPT)
     listing = re.findall(r"^  (\d+ dic?e)\s", blocks[1], re.MULTILINE)
     assert sorted(listing, key=lambda name: int(name.split()[0])) == [
-        "1 die", *[f"{n} dice" for n in range(2, 11)]
+        "1 die",
+        *[f"{n} dice" for n in range(2, 11)],
     ]  # ? lists all ten, best first
     assert "you 0, opponent 0, your throw (goal 20)" in blocks[1]  # and the state again
     assert "A number is a count: 10 means 10 dice." in blocks[2]
@@ -274,7 +275,7 @@ def test_the_cache_folder_and_clearing_it(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit) as stopped:  # no game needed, as for --help
         cli.main(["play", "--clear-cache"], stdin=io.StringIO(""), out=io.StringIO())
     assert stopped.value.code == 0
-    assert capsys.readouterr().out.startswith(f"removed 2 files (")
+    assert capsys.readouterr().out.startswith("removed 2 files (")
     assert [p.name for p in (tmp_path / "mine").iterdir()] == ["notes.txt"]
 
 
