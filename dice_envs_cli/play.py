@@ -49,7 +49,7 @@ def play(env_id: str, kwargs: dict[str, Any], seed: int | None, stdin: TextIO, o
         return play_yahtzee(kwargs, seed, stdin, out, env_id)
     import gymnasium as gym
 
-    from dice_envs_cli import solve_cache
+    from dice_envs_cli.solve_cache import cached_solution
 
     env = gym.make(env_id, render_mode="ansi", **kwargs)  # bad arguments fail before a solve
     model = env.unwrapped.model
@@ -59,7 +59,7 @@ def play(env_id: str, kwargs: dict[str, Any], seed: int | None, stdin: TextIO, o
         print(*wrap(text), sep="\n", file=out, flush=True)
 
     say(f"{env_id}" + "".join(f" {key}={value!r}" for key, value in kwargs.items()))
-    solution = solve_cache.solve(env_id, kwargs, say)
+    solution = cached_solution(env_id, kwargs, say)
     say(what_the_values_mean(env_id, model, solution.value))
     say(how_to_move(names))
     obs, info = env.reset(seed=seed)

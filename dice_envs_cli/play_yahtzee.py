@@ -149,7 +149,7 @@ def play_yahtzee(
     """Play one game of Yahtzee registered as `env_id` (game arguments `kwargs`: `joker`,
     `boxes`) from `stdin`, writing to `out`. Returns 0 (the game ended, or the person quit),
     or 1 when the input ends before the game does."""
-    from dice_envs_cli import solve_cache
+    from dice_envs_cli.solve_cache import cached_solution
 
     env = gym.make(env_id, **kwargs)  # bad arguments fail before a solve
     game = env.unwrapped
@@ -161,7 +161,7 @@ def play_yahtzee(
         print(*wrap(text), sep="\n", file=out, flush=True)
 
     say(f"Yahtzee ({rules})")
-    solution = solve_cache.solve(env_id, kwargs, say, reference_rate=REFERENCE_RATE)
+    solution = cached_solution(env_id, kwargs, say, reference_rate=REFERENCE_RATE)
     say(
         f"Optimal play expects a final score of {solution.value:.4f}; a move's worth is the "
         "score it expects from there on, its own points included."

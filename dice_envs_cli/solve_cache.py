@@ -276,7 +276,7 @@ def record_rate(env_id: str, size: int, seconds: float) -> None:
     _write_atomically(path, lambda file: file.write(text.encode()))
 
 
-def solve(
+def cached_solution(
     env_id: str,
     kwargs: dict[str, Any],
     say: Callable[[str], None],

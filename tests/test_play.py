@@ -195,7 +195,7 @@ def test_a_cached_solution_gives_the_values_of_a_fresh_one(cache):
 
 def test_a_cached_yahtzee_solution_gives_the_values_of_a_fresh_one(cache):
     from baselines.yahtzee import solve_yahtzee
-    from dice_envs.games.yahtzee import PlayState, TurnState, dice_index
+    from dice_envs.games.yahtzee import TurnState, dice_index
 
     kwargs = {"joker": "free", "boxes": ["sixes", "full_house", "chance"]}
     fresh = solve_yahtzee(**kwargs)
@@ -209,14 +209,20 @@ def test_a_cached_yahtzee_solution_gives_the_values_of_a_fresh_one(cache):
         np.testing.assert_array_equal(
             stored.turn_action_values(*args), fresh.turn_action_values(*args)
         )
-    assert PlayState  # the env's state type the player reads these with
+    # Arrays under the right key that are not this game's values are not trusted.
+    key = solve_cache.cache_key("dice_envs/Yahtzee-v0", kwargs)
+    path = solve_cache.cache_path("dice_envs/Yahtzee-v0", key)
+    for state_values in (fresh.state_values[:-1], np.full_like(fresh.state_values, np.nan)):
+        np.savez(path, key=np.str_(key), value=fresh.value, state_values=state_values,
+                 num_states=fresh.num_states)  # fmt: skip
+        assert solve_cache.load("dice_envs/Yahtzee-v0", kwargs) is None
 
 
 def test_a_damaged_cache_file_is_ignored_and_written_again(cache, monkeypatch):
     monkeypatch.setattr(solve_cache, "MIN_SECONDS", 0.0)  # keep even a quick solve
     kwargs = {"goal": 15}
     said: list[str] = []
-    solve_cache.solve(PIG, kwargs, said.append)
+    solve_cache.cached_solution(PIG, kwargs, said.append)
     path = solve_cache.cache_path(PIG, solve_cache.cache_key(PIG, kwargs))
     good = path.read_bytes()
     damaged = {
@@ -227,30 +233,30 @@ def test_a_damaged_cache_file_is_ignored_and_written_again(cache, monkeypatch):
     for kind, data in damaged.items():
         path.write_bytes(data)
         said.clear()
-        solution = solve_cache.solve(PIG, kwargs, said.append)
+        solution = solve_cache.cached_solution(PIG, kwargs, said.append)
         assert said[0].startswith("solving dice_envs/Pig-v0 exactly"), kind
         assert solution.value == baselines.solve(PIG, **kwargs).value
         assert path.read_bytes() != data, kind  # written again
         said.clear()
-        solve_cache.solve(PIG, kwargs, said.append)
+        solve_cache.cached_solution(PIG, kwargs, said.append)
         assert said == [f"the exact solution, solved before, read from {cache}"], kind
     # A file under another key (renamed into place) is not trusted either.
     other = solve_cache.cache_path(PIG, solve_cache.cache_key(PIG, {"goal": 16}))
-    solve_cache.solve(PIG, {"goal": 16}, said.append)
+    solve_cache.cached_solution(PIG, {"goal": 16}, said.append)
     path.write_bytes(other.read_bytes())
     assert solve_cache.load(PIG, kwargs) is None
 
 
 def test_a_solve_is_announced_with_the_time_its_last_rate_gives(cache, monkeypatch):
     said: list[str] = []
-    solve_cache.solve(PIG, {"goal": 15}, said.append)
+    solve_cache.cached_solution(PIG, {"goal": 15}, said.append)
     assert said[0] == "solving dice_envs/Pig-v0 exactly ..."  # no rate measured yet
     assert not cache.exists()  # a quick solve is not kept
     solve_cache.record_rate(PIG, 1000, 2.0)  # 500 a second
     size, unit = solve_cache.size_of(PIG, {"goal": 16})
     assert (size, unit) == (17 * 17 * 16 * 2, "observation-action pairs")
     said.clear()
-    solve_cache.solve(PIG, {"goal": 16}, said.append)
+    solve_cache.cached_solution(PIG, {"goal": 16}, said.append)
     assert said[0] == (
         f"solving dice_envs/Pig-v0 exactly: about {size / 500:.2g} s ({size:,} "
         "observation-action pairs at 500 a second, the rate of this machine's last solve of "
