@@ -240,10 +240,10 @@ def test_a_damaged_cache_file_is_ignored_and_written_again(cache, monkeypatch):
         said.clear()
         solve_cache.cached_solution(PIG, kwargs, said.append)
         assert said == [f"the exact solution, solved before, read from {cache}"], kind
-    # A file under another key (renamed into place) is not trusted either.
-    other = solve_cache.cache_path(PIG, solve_cache.cache_key(PIG, {"goal": 16}))
-    solve_cache.cached_solution(PIG, {"goal": 16}, said.append)
-    path.write_bytes(other.read_bytes())
+    # A file of another game of the same shape (renamed into place) is not trusted either.
+    other = {"goal": 15, "opponent": "hold-at-10"}
+    solve_cache.cached_solution(PIG, other, said.append)
+    path.write_bytes(solve_cache.cache_path(PIG, solve_cache.cache_key(PIG, other)).read_bytes())
     assert solve_cache.load(PIG, kwargs) is None
 
 
