@@ -312,3 +312,21 @@ def test_the_second_launch_reads_the_solution_the_first_kept(cache):
     assert first == second  # the same values, the same game
     rates = json.loads((cache / solve_cache.RATES_FILE).read_text())
     assert rates[PIG]["size"] == 13 * 13 * 12 * 2
+
+
+def test_playing_a_cached_game_loads_neither_scipy_stats_nor_torch():
+    # What a cached launch imports (the player, the cache, Yahtzee's solution) leaves out the
+    # half second of scipy.stats and the seconds of torch: `dice-envs play` starts at once.
+    code = (
+        "import sys; import dice_envs_cli.play, dice_envs_cli.play_yahtzee, baselines.yahtzee; "
+        "print(sorted(m for m in ('scipy.stats', 'torch') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=180, cwd=ROOT
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr + done.stdout
+    from scipy.stats import norm
+
+    from baselines.sampled_gap import Z_95
+
+    assert float(norm.ppf(0.975)) == Z_95  # the constant written out for it
