@@ -534,6 +534,15 @@ def command_parser(name: str) -> argparse.ArgumentParser:
         )
     if name == "play":
         parser.add_argument("--seed", type=int, default=None, help="the env's seed")
+        from dice_envs_cli.solve_cache import ClearCache
+
+        parser.add_argument(
+            "--clear-cache",
+            action=ClearCache,
+            help="remove the solutions kept on disk (a solve of over a second is kept for the "
+            "next launch, in $DICE_ENVS_CACHE, else $XDG_CACHE_HOME/dice-envs or "
+            "~/.cache/dice-envs) and exit",
+        )
     return parser
 
 
@@ -555,7 +564,14 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO =
             from dice_envs_cli.play import play
 
             env_id = _found_game(args.env_id, find_game)
-            return play(env_id, parse_kwargs(args.kwargs), args.seed, stdin, out)
+            try:
+                return play(env_id, parse_kwargs(args.kwargs), args.seed, stdin, out)
+            except KeyboardInterrupt:  # Ctrl-C at the prompt: stop without a traceback
+                print("", file=out)
+                return 130
+            except BrokenPipeError:  # the reader left (`dice-envs play pig | head`)
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return 1
         run = args.run(args)  # checking what was typed: its errors are the user's (exit 2)
     except (ValueError, TypeError) as error:
         parser.error(str(error))

@@ -208,23 +208,6 @@ def test_output_into_a_pipe_its_reader_closed_ends_quietly():
     assert process.returncode == 1 and stderr == "", stderr
 
 
-def test_play_shows_action_values_and_what_a_choice_gives_up():
-    # Round 1 shows a 1: taking it (worth 2) instead of rerolling (10.5) gives up 8.5; then
-    # a wrong word is refused and the last round's take gives up nothing.
-    result = dice_envs("play", D20, "rounds=2", "--seed", "0", stdin="take\nfold\n0\n")
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "1: reroll         worth 10.5 (best)" in out
-    assert "you chose take: gave up 8.5" in out
-    assert "not a legal move: 'fold'" in out
-    assert "your choices gave up 8.5 in expectation" in out
-
-
-def test_play_stops_cleanly_when_the_input_ends():
-    result = dice_envs("play", D20, "rounds=3", stdin="")
-    assert result.returncode == 1 and "input ended" in result.stdout
-
-
 @pytest.mark.parametrize(
     "args, message",
     [
