@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from baselines.evaluation import policy_answer
-from baselines.exact import _enumerated
+from baselines.exact import _enumerated, with_optimal
 from baselines.solvers import TIE_TOLERANCE, q_from_values
 from dice_envs.registration import game, load
 
@@ -126,7 +126,9 @@ def estimate_gap(
     if entry.tables:
         player: Any = _TablePlayer(policy, env_id, env_kwargs, options)
     elif structure_player is not None:
-        player = structure_player(policy, env_id, env_kwargs, options)
+        player = structure_player(
+            with_optimal(policy, env_id, env_kwargs), env_id, env_kwargs, options
+        )
     else:
         raise ValueError(f"env_id {env_id!r} has no tables and no sampled gap yet")
     gaps, scores = _play(player, int(episodes), int(seed))
