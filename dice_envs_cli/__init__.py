@@ -376,13 +376,29 @@ def _print(result: dict[str, Any], as_json: bool, out: TextIO) -> None:
         print(json.dumps(result, default=_plain), file=out)
         return
     width = max(map(len, result), default=0)
+    round_off = _round_off_gap(result)
     for key, value in result.items():
         if isinstance(value, list) and value and isinstance(value[0], dict):
             print(f"{key:>{width}}:", file=out)
             for row in value:
                 _print_row(row, " " * (width + 2), out)
+        elif key == "where_lost" and value == []:
+            print(f"{key:>{width}}: none (no observation loses more than round-off)", file=out)
+        elif key in ("gap", "relative_gap") and round_off:
+            print(f"{key:>{width}}: 0", file=out)
         else:
             print(f"{key:>{width}}: {_shown(value)}", file=out)
+
+
+def _round_off_gap(result: dict[str, Any]) -> bool:
+    """Whether an evaluation's gap is round-off: at most `LOSS_TOLERANCE` x max(1, |optimum|),
+    the bound below which `where_lost` leaves a loss out (text shows such a gap as 0; --json
+    keeps the number as computed)."""
+    if "gap" not in result or "optimal_value" not in result:
+        return False
+    from baselines.protocols import LOSS_TOLERANCE
+
+    return abs(result["gap"]) <= LOSS_TOLERANCE * max(1.0, abs(result["optimal_value"]))
 
 
 def _print_row(row: dict[str, Any], indent: str, out: TextIO) -> None:

@@ -191,6 +191,20 @@ def test_the_plain_output_aligns_its_fields_and_lists_the_games_in_blocks():
     assert block[4].endswith(": hold-at-K; keep-pace; random; two-player-optimal; optimal")
 
 
+def test_a_gap_of_round_off_prints_as_0_and_nothing_lost_says_none():
+    out = io.StringIO()
+    assert cli_main(["evaluate", "pig", "goal=30", "--policy", "optimal"], out=out) == 0
+    lines = [line.strip() for line in out.getvalue().splitlines()]
+    assert "gap: 0" in lines and "relative_gap: 0" in lines
+    assert "where_lost: none (no observation loses more than round-off)" in lines
+    data = cli_json("evaluate", "pig", "goal=30", "--policy", "optimal")
+    assert data["where_lost"] == [] and abs(data["gap"]) <= 1e-12  # the number as computed
+    out = io.StringIO()
+    assert cli_main(["evaluate", "pig", "goal=30", "--policy", "hold-at-20"], out=out) == 0
+    gap = cli_json("evaluate", "pig", "goal=30", "--policy", "hold-at-20")["gap"]
+    assert f"gap: {gap:.10g}" in [line.strip() for line in out.getvalue().splitlines()]
+
+
 def test_counts_print_with_separators_in_text_and_as_numbers_in_json():
     out = io.StringIO()
     assert cli_main(["solve", "pig", "goal=30"], out=out) == 0
