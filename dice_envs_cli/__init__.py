@@ -428,7 +428,12 @@ def _plain(value: Any) -> Any:
 def _print_games(result: dict[str, Any], out: TextIO) -> None:
     """The games as text: each one's names, players, summary, arguments and policies; one
     game (`games GAME`) with what each argument and policy is."""
-    width = min(shutil.get_terminal_size((MAX_WIDTH, 24)).columns, MAX_WIDTH)
+    # The terminal's width where the output is one (a pipe or a file gets MAX_WIDTH, whatever
+    # COLUMNS says, so what a script reads does not depend on where it ran).
+    terminal = getattr(out, "isatty", lambda: False)()
+    width = (
+        min(shutil.get_terminal_size((MAX_WIDTH, 24)).columns, MAX_WIDTH) if terminal else MAX_WIDTH
+    )
     if "games" not in result:
         _print_game(result, width, out)
         return

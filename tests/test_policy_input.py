@@ -35,9 +35,13 @@ class FakeModel:
 
 
 def test_table_of_the_wrong_shape_names_the_shape_the_game_needs():
-    with pytest.raises(ValueError, match=r"shape \(28,\) .* for SumAvoid\(N=5, .*got \(30,\)"):
+    with pytest.raises(
+        ValueError, match=r"shape \(28,\) .* for dice_envs/SumAvoid-v0 \(N=5, .*got \(30,\)"
+    ):
         baselines.evaluate(np.zeros(30, dtype=np.int64), SUM_AVOID, **SUM_KWARGS)
-    with pytest.raises(ValueError, match=r"shape \(5, 7\) .* for D20Rounds\(.*got \(4, 6\)"):
+    with pytest.raises(
+        ValueError, match=r"shape \(5, 7\) .* for dice_envs/D20Rounds-v0 \(.*got \(4, 6\)"
+    ):
         baselines.evaluate(np.zeros((4, 6), dtype=np.int64), D20, **D20_KWARGS)
 
 
@@ -146,7 +150,9 @@ def test_a_name_is_a_policy_form_like_any_other():
     np.testing.assert_array_equal(
         baselines.policy_actions("stop-at-6", tables), baselines.policy_actions(stop_at(6), tables)
     )
-    with pytest.raises(ValueError, match=r"policy for SumAvoid\(.* must be one of stop-at-K"):
+    with pytest.raises(
+        ValueError, match=r"policy for dice_envs/SumAvoid-v0 \(N=5, .* must be one of stop-at-K"
+    ):
         baselines.policy_actions("hold-at-6", tables)
 
 
