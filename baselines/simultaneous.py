@@ -30,7 +30,7 @@ from scipy.optimize import linprog
 
 from baselines.protocols import ByObservation
 from baselines.solvers import GridIndex, Solution, grid_solution
-from dice_envs import GAMES, game, make_model
+from dice_envs import GAMES, game, make_model, sizes
 from dice_envs.games.base import check_int
 from dice_envs.games.simultaneous import SimultaneousFold
 from dice_envs.games.simultaneous_hog import SimultaneousHog
@@ -273,16 +273,21 @@ class Equilibrium(ByObservation):
         return own, other
 
 
-def equilibrium(env_id: str | None = None, **kwargs) -> Equilibrium:
+def equilibrium(
+    env_id: str | None = None, *, max_memory: int | str | None = None, **kwargs
+) -> Equilibrium:
     """The exact equilibrium of the simultaneous game behind `env_id` (None: the one registered
     game with an equilibrium solver) with the env's keyword arguments (an `opponent` is
     checked as the env would check it, then ignored: the equilibrium has none). Cached per
-    game. Simultaneous Hog to 100 with 10 dice takes a few seconds."""
+    game. Simultaneous Hog to 100 with 10 dice takes a few seconds. Before any work, one
+    whose estimated peak memory passes `max_memory` is refused with a ValueError (as in
+    `baselines.solve`)."""
     if env_id is None:
         found = [e.env_id for e in GAMES.values() if e.equilibrium_solver is not None]
         if len(found) != 1:
             raise ValueError(f"env_id must name a simultaneous game: one of {found}")
         env_id = found[0]
+    sizes.check(env_id, "equilibrium", kwargs, max_memory=max_memory)
     model = make_model(env_id, **kwargs)
     solver = game(env_id).hook("equilibrium_solver")
     if solver is None:

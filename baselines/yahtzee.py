@@ -26,6 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from baselines.yahtzee_compiled import BoxRows, best_actions, turn_tables
+from dice_envs import sizes
 from dice_envs.envs.yahtzee import OBSERVATION_NVEC
 from dice_envs.games.rule import Rule
 from dice_envs.games.yahtzee import (
@@ -468,12 +469,17 @@ def _popcount(masks: np.ndarray) -> np.ndarray:
     return sum((masks >> b) & 1 for b in range(NUM_BOXES))
 
 
+YAHTZEE_ID = "dice_envs/Yahtzee-v0"  # the registered game these solvers answer for
+
+
 def solve_yahtzee(joker: str = "forced", boxes: Sequence[str] | None = None) -> YahtzeeSolution:
     """The exact optimum of solitaire Yahtzee (`dice_envs.games.yahtzee.Yahtzee` arguments).
 
     The full game (536,320 turn-start states) takes seconds; `make bench` measures its time
-    and peak memory in a fresh process (the Benchmarks page, "Yahtzee").
+    and peak memory in a fresh process (the Benchmarks page, "Yahtzee"). A game whose estimated
+    peak memory passes the limit of `dice_envs.sizes.check` is refused before any work.
     """
+    sizes.check(YAHTZEE_ID, "solve", {"joker": joker, "boxes": boxes})
     return solve_model(Yahtzee(joker=joker, boxes=boxes))
 
 

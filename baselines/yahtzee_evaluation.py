@@ -40,6 +40,7 @@ from baselines.yahtzee import (
     _POSITION,
     DICE_ROWS,
     NUM_ACTIONS,
+    YAHTZEE_ID,
     YahtzeeSolution,
     _popcount,
     optimal_solution,
@@ -55,6 +56,7 @@ from baselines.yahtzee_compiled import (
     TurnTables,
     turn_tables,
 )
+from dice_envs import sizes
 from dice_envs.envs.yahtzee import OBSERVATION_NVEC
 from dice_envs.games.yahtzee import (
     BOX_NAMES,
@@ -634,6 +636,8 @@ def evaluate_yahtzee(
         ValueError: a policy in a form that cannot be asked in batches, answers outside the
             action space, arguments that disagree with `solution`.
     """
+    given = {name: v for name, v in (("joker", joker), ("boxes", boxes)) if v is not None}
+    sizes.check(YAHTZEE_ID, "evaluate", given)
     solution = _checked_solution(joker, boxes, solution)
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
         raise ValueError(f"chunk must be an integer >= 1, got {chunk!r}")

@@ -21,6 +21,7 @@ from operator import itemgetter
 import numpy as np
 
 from dice_envs.games.base import (
+    TableSize,
     Transition,
     check_die,
     check_int,
@@ -131,6 +132,22 @@ class Pig:
     def _roll_outcomes(sides: int) -> int:
         """How many outcomes a roll of the game's dice lists (at most): one per face."""
         return sides
+
+    def table_size(self, view: str = "two-player") -> TableSize:
+        """About how large the tables of `view` are ("two-player", "fold": the agent's seat
+        against an opponent, "solitaire"): the positions where the mover's score and turn
+        total stay under the goal (half the grid), a roll's outcomes and a hold each. In the
+        fold a hold sums the opponent's turn, about as many rows as a roll and a bust again
+        (measured: 15 to 18 rows a state against hold-at-20; an opponent that may hold at any
+        total, such as "random", lists many more)."""
+        goal, roll = self.goal, self._roll_outcomes(self.sides)
+        positions = (goal + 1) ** 2 * goal / 2  # own score, opponent's score, turn total
+        if view == "fold":
+            return TableSize(positions, positions * 2 * (roll + 2), "goal")
+        if view == "solitaire":
+            states = goal * goal / 2
+            return TableSize(states, states * (roll + 1), "goal")
+        return TableSize(2 * positions, 2 * positions * (roll + 1), "goal")
 
     def _roll_law(self) -> None:
         """What one roll does: `bust_prob` (the turn total is lost and the turn ends),
