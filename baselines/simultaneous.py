@@ -30,7 +30,7 @@ from scipy.optimize import linprog
 
 from baselines.protocols import ByObservation
 from baselines.solvers import GridIndex, Solution, grid_solution
-from dice_envs import GAMES, game, make_model, sizes
+from dice_envs import GAMES, game, make_model, progress, sizes
 from dice_envs.games.base import check_int
 from dice_envs.games.simultaneous import SimultaneousFold
 from dice_envs.games.simultaneous_hog import SimultaneousHog
@@ -308,15 +308,17 @@ def _solved(goal: int, max_dice: int, sides: int) -> Equilibrium:
     strategies = np.zeros((goal + 1, goal + 1, max_dice))
     strategies[..., 0] = 1.0
     worst_gap, mixed, programs, most_steps = 0.0, 0, 0, 0
-    for rows, columns in sweep.diagonals():
-        for i, j, moves in zip(rows, columns, sweep.moves(rows, columns), strict=True):
-            position = solve_position(moves, sweep.bust)
-            sweep.values[i, j] = position.value
-            strategies[i, j] = position.row
-            worst_gap = max(worst_gap, position.gap)
-            mixed += int((position.row > 0).sum() > 1)
-            programs += position.linear_programs
-            most_steps = max(most_steps, position.steps)
+    with progress.task("solving", total=goal * goal, unit="positions") as report:
+        for rows, columns in sweep.diagonals():
+            for i, j, moves in zip(rows, columns, sweep.moves(rows, columns), strict=True):
+                position = solve_position(moves, sweep.bust)
+                sweep.values[i, j] = position.value
+                strategies[i, j] = position.row
+                worst_gap = max(worst_gap, position.gap)
+                mixed += int((position.row > 0).sum() > 1)
+                programs += position.linear_programs
+                most_steps = max(most_steps, position.steps)
+            report.advance(len(rows))
     values = np.full((goal + 1, goal + 1), np.nan)
     values[:goal, :goal] = sweep.values[:goal, :goal]
     for shared in (values, strategies):  # cached and handed out: nobody may change them

@@ -26,7 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from baselines.yahtzee_compiled import BoxRows, best_actions, turn_tables
-from dice_envs import sizes
+from dice_envs import progress, sizes
 from dice_envs.envs.yahtzee import OBSERVATION_NVEC
 from dice_envs.games.rule import Rule
 from dice_envs.games.yahtzee import (
@@ -449,15 +449,17 @@ def solve_model(model: Yahtzee, chunk: int = CHUNK) -> YahtzeeSolution:
     filled, upper, flag = model.turn_start_states()
     layer_start = np.searchsorted(_popcount(filled), np.arange(NUM_BOXES + 1))
     stop = len(filled)
-    while stop > 0:
-        # A turn fills one box: the states of one layer (boxes filled) lead only to the next
-        # layer, already solved. Chunks never straddle two layers.
-        first_of_layer = layer_start[np.searchsorted(layer_start, stop - 1, side="right") - 1]
-        lo = max(stop - chunk, int(first_of_layer))
-        rows = slice(lo, stop)
-        scores = scoring_values(model, values, filled[rows], upper[rows], flag[rows], classes)
-        values[state_index(filled[rows], upper[rows], flag[rows])] = solve_turns(scores)
-        stop = lo
+    with progress.task("solving", total=stop, unit="turn starts") as report:
+        while stop > 0:
+            # A turn fills one box: the states of one layer (boxes filled) lead only to the
+            # next layer, already solved. Chunks never straddle two layers.
+            first_of_layer = layer_start[np.searchsorted(layer_start, stop - 1, side="right") - 1]
+            lo = max(stop - chunk, int(first_of_layer))
+            rows = slice(lo, stop)
+            scores = scoring_values(model, values, filled[rows], upper[rows], flag[rows], classes)
+            values[state_index(filled[rows], upper[rows], flag[rows])] = solve_turns(scores)
+            report.advance(stop - lo)
+            stop = lo
     value = float(values[state_index(*model.start)])
     return YahtzeeSolution(
         model, value, values, time.perf_counter() - start_time, len(filled), classes

@@ -20,32 +20,36 @@ from dice_envs.sizes import BASE_BYTES, TABLE_ROWS_LIMIT, Cost, table_size
 PIG_LAYERED_BYTES_PER_CELL = 110.0
 PIG_LAYERED_SECONDS_PER_CELL = 0.5e-6
 
-# Chow-Robbins' banded pass: a band of about sqrt(N) heads per toss count, N tosses.
-CHOW_ROBBINS_BYTES_PER_CELL = 120.0
-CHOW_ROBBINS_SECONDS_PER_CELL = 0.2e-6
+# Chow-Robbins' banded pass: a band of about sqrt(N) heads per toss count, N tosses: 116 MB
+# and 0.9 s at horizon 10^5 (3.2e7 cells).
+CHOW_ROBBINS_BYTES_PER_CELL = 1.0
+CHOW_ROBBINS_SECONDS_PER_CELL = 30e-9
 
 # Simultaneous Hog's equilibrium: a matrix game per pair of scores, solved in sweeps along
-# the diagonals (a linear program where no pure saddle point exists): 0.5 ms a position and
-# a few kB, at goal 100 with 10 dice.
-EQUILIBRIUM_SECONDS_PER_POSITION = 0.5e-3
+# the diagonals (a linear program where no pure saddle point exists): 117 MB and 8.4 s at
+# goal 60 with 10 dice (3,721 positions). Its best response (`solve`): a grid of the same
+# positions, 114 MB and 0.2 s.
+EQUILIBRIUM_SECONDS_PER_POSITION = 2.3e-3
 EQUILIBRIUM_BYTES_PER_POSITION = 5_000.0
+BEST_RESPONSE_SECONDS_PER_POSITION = 0.1e-3
 
 # Solitaire Yahtzee, the full game (536,320 turn-start states): the solve 214 MB and 5 s,
 # the exact evaluation of a numpy policy 510 MB and 45 s (docs/bench_yahtzee.json, `make
 # bench`); a game with b of the 13 boxes has about 2^(b - 13) as many turn starts.
-YAHTZEE_SOLVE = (214e6, 5.0)
+YAHTZEE_SOLVE = (214e6, 6.0)
 YAHTZEE_EVALUATE = (510e6, 45.0)
 
 
 def pig_fold(operation: str, kwargs: dict[str, Any]) -> Cost | None:
-    """Pig against an opponent: the layered solver (no tables) for a solve whose tables would
-    pass `TABLE_ROWS_LIMIT` (smaller ones are built for the Bellman residual)."""
-    if operation not in ("solve", "play"):
+    """Pig against an opponent: the layered solver (no tables) for the best response of
+    `exploitability`, and for a solve whose tables would pass `TABLE_ROWS_LIMIT` (smaller
+    ones are built for the Bellman residual)."""
+    if operation not in ("solve", "play", "exploitability"):
         return None
     from dice_envs.games.pig import PigVersus
 
     size = table_size(PigVersus, kwargs)[1]
-    if size.rows <= TABLE_ROWS_LIMIT:
+    if operation != "exploitability" and size.rows <= TABLE_ROWS_LIMIT:
         return None
     cells = float(kwargs.get("goal", 100)) ** 3
     return Cost(
@@ -71,16 +75,18 @@ def chow_robbins(operation: str, kwargs: dict[str, Any]) -> Cost | None:
 
 
 def simultaneous_hog(operation: str, kwargs: dict[str, Any]) -> Cost | None:
-    """Simultaneous Hog: the equilibrium's sweep over pairs of scores (no tables)."""
-    if operation != "equilibrium":
-        return None
+    """Simultaneous Hog: the equilibrium's sweep over pairs of scores, and the best response
+    over the same grid (neither builds tables; the best response knows its reachable
+    positions, and its residual is not measured)."""
     goal = check_int("goal", kwargs.get("goal", 100), 1)
     positions = float(goal + 1) ** 2
-    return Cost(
-        BASE_BYTES + positions * EQUILIBRIUM_BYTES_PER_POSITION,
-        positions * EQUILIBRIUM_SECONDS_PER_POSITION,
-        "goal",
-    )
+    if operation == "equilibrium":
+        seconds = positions * EQUILIBRIUM_SECONDS_PER_POSITION
+    elif operation in ("solve", "play", "exploitability"):
+        seconds = positions * BEST_RESPONSE_SECONDS_PER_POSITION
+    else:
+        return None
+    return Cost(BASE_BYTES + positions * EQUILIBRIUM_BYTES_PER_POSITION, seconds, "goal")
 
 
 def yahtzee(operation: str, kwargs: dict[str, Any]) -> Cost:

@@ -483,6 +483,9 @@ register_game(
     references=[NELLER_PRESSER_2004, TIJMS_2012, PIG_PROJECT],
     policies=["hold-at-20", "hold-at-25", "keep-pace", "two-player-optimal"],
     solver="baselines.specialised:solve_pig_fold",
+    # The layered solver needs no tables: past TABLE_ROWS_LIMIT they are not built for the
+    # residual (they would be 200 million rows at goal 300).
+    solver_rows="dice_envs.sizes:estimated_rows",
     two_player_solver="baselines.two_player:pig_optimum",
     cost="dice_envs.costs:pig_fold",
 )

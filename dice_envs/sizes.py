@@ -57,24 +57,29 @@ class Rates:
         bytes_per_row: peak memory per outcome row, above `BASE_BYTES`.
         bytes_per_state: peak memory per state, above `BASE_BYTES`.
         seconds_per_row: wall time per outcome row.
+        seconds_per_state: wall time per state.
     """
 
     bytes_per_row: float
     bytes_per_state: float
     seconds_per_row: float
+    seconds_per_state: float = 0.0
 
 
 # Measured by `python -m benchmarks.sizes` on this project's machine (2 cores, 24 GiB; peak
-# RSS of a fresh process, less BASE_BYTES), each the whole operation, its tables included.
-# Keyed by the kind of work and the table builder: "vectorised" for a model with the batch
-# form of its rules, "generic" (pure Python, a Python object per state) for the others.
+# RSS of a fresh process, less BASE_BYTES; 2026-11), each the whole operation, its tables
+# included. Keyed by the kind of work and the table builder: "vectorised" for a model with
+# the batch form of its rules (fitted on Pig-v0 at goal 80 to 160 and Hog-v0 at 60),
+# "generic" (pure Python, a Python object per state; fitted on DieStopping, RedBlackCards,
+# ChowRobbins and SumAvoid, whose table sizes are exact).
 RATES: dict[tuple[str, str], Rates] = {
-    # tables, the optimum (backward induction or value iteration), its residual
-    ("solve", "vectorised"): Rates(75.0, 60.0, 0.5e-6),
-    ("solve", "generic"): Rates(100.0, 450.0, 2.5e-6),
+    # tables, the optimum (backward induction, value iteration or the game's own solver)
+    # and its Bellman residual
+    ("solve", "vectorised"): Rates(75.0, 60.0, 0.45e-6),
+    ("solve", "generic"): Rates(100.0, 450.0, 1.3e-6, 9e-6),
     # ... and the optimum's visits and the policy's values and visits (two sparse LUs)
-    ("evaluate", "vectorised"): Rates(110.0, 120.0, 0.9e-6),
-    ("evaluate", "generic"): Rates(130.0, 550.0, 3.0e-6),
+    ("evaluate", "vectorised"): Rates(110.0, 60.0, 0.9e-6),
+    ("evaluate", "generic"): Rates(130.0, 550.0, 1.5e-6, 10e-6),
 }
 
 
@@ -152,7 +157,8 @@ def _estimate(entry: Game, operation: str, own: dict[str, Any]):
     kind = "evaluate" if operation == "evaluate" else "solve"
     rates = RATES[(kind, builder)]
     memory = BASE_BYTES + size.rows * rates.bytes_per_row + size.states * rates.bytes_per_state
-    return memory, size.rows * rates.seconds_per_row, size.argument, size
+    seconds = size.rows * rates.seconds_per_row + size.states * rates.seconds_per_state
+    return memory, seconds, size.argument, size
 
 
 def _plain(value: Any) -> bool:
@@ -169,8 +175,9 @@ def table_size(factory: Any, kwargs: Mapping[str, Any]) -> tuple[Any, TableSize]
     two_player = getattr(model_class, "model_class", None)
     if two_player is not None:  # a fold: its opponent is not needed to count its tables
         model = two_player(**_game_arguments(two_player, kwargs))
-        sizer = getattr(model, "table_size", None)
-        size = None if sizer is None else sizer("fold")
+        default = inspect.signature(model_class).parameters.get("opponent")
+        opponent = kwargs.get("opponent", None if default is None else default.default)
+        size = _fold_size(model, opponent)
     else:
         model = build_model(factory, dict(kwargs))
         sizer = getattr(model, "table_size", None)
@@ -181,6 +188,33 @@ def table_size(factory: Any, kwargs: Mapping[str, Any]) -> tuple[Any, TableSize]
         rows = states * model.num_actions * DEFAULT_OUTCOMES
         size = TableSize(states, rows, _largest_argument(factory, kwargs))
     return model, size
+
+
+def estimated_rows(model: Any) -> int:
+    """A made model's estimated outcome rows (a fold's from its two-player model): a
+    `solver_rows` hook for a specialised solver that needs no tables, so that tables too large
+    to be worth it are not built for its Bellman residual."""
+    two_player = getattr(model, "model", None)
+    if hasattr(model, "opponent_policy"):  # a fold
+        size = _fold_size(two_player, getattr(model, "opponent", None))
+        if size is not None:
+            return int(size.rows)
+    sizer = getattr(model, "table_size", None)
+    if sizer is not None and sizer() is not None:
+        return int(sizer().rows)
+    nvec = [int(n) for n in getattr(model, "observation_nvec", (1,))]
+    return int(math.prod(nvec) * model.num_actions * DEFAULT_OUTCOMES)
+
+
+def _fold_size(model: Any, opponent: object) -> TableSize | None:
+    """A two-player model's estimate of its fold's tables against `opponent` (None if it
+    gives none)."""
+    sizer = getattr(model, "table_size", None)
+    if sizer is None:
+        return None
+    if "opponent" in inspect.signature(sizer).parameters:
+        return sizer("fold", opponent=opponent)
+    return sizer("fold")
 
 
 def check(

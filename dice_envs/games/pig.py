@@ -133,17 +133,25 @@ class Pig:
         """How many outcomes a roll of the game's dice lists (at most): one per face."""
         return sides
 
-    def table_size(self, view: str = "two-player") -> TableSize:
+    def table_size(self, view: str = "two-player", opponent: object = None) -> TableSize:
         """About how large the tables of `view` are ("two-player", "fold": the agent's seat
-        against an opponent, "solitaire"): the positions where the mover's score and turn
-        total stay under the goal (half the grid), a roll's outcomes and a hold each. In the
-        fold a hold sums the opponent's turn, about as many rows as a roll and a bust again
-        (measured: 15 to 18 rows a state against hold-at-20; an opponent that may hold at any
-        total, such as "random", lists many more)."""
+        against `opponent`, "solitaire"): the positions where the mover's score and turn
+        total stay under the goal (half the grid), a roll's outcomes and a hold each.
+
+        In the fold, an opponent "hold-at-K" reaches few scores below a few K (its turns add
+        K or more): measured against hold-at-20 at goal 80 to 200, the agent meets 1 - 49 /
+        goal of the positions (0.39 to 0.75); taken as at least half. A hold sums the
+        opponent's turn: about 10 rows for an opponent that holds at a total (15 to 18 rows
+        a state against hold-at-20 with one die, 29 to 39 with two), about `goal` for
+        "random", which may hold at any total (105 rows a state at goal 100)."""
         goal, roll = self.goal, self._roll_outcomes(self.sides)
         positions = (goal + 1) ** 2 * goal / 2  # own score, opponent's score, turn total
         if view == "fold":
-            return TableSize(positions, positions * 2 * (roll + 2), "goal")
+            held = re.fullmatch(r"hold-at-(\d+)", opponent) if isinstance(opponent, str) else None
+            reach = max(0.5, 1 - 2.5 * int(held.group(1)) / goal) if held else 1.0
+            turn_ends = goal if opponent == "random" else 10
+            states = positions * reach
+            return TableSize(states, states * (roll + turn_ends), "goal")
         if view == "solitaire":
             states = goal * goal / 2
             return TableSize(states, states * (roll + 1), "goal")
