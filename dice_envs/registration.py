@@ -17,6 +17,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from dice_envs import progress
 from dice_envs.games.base import SIZE_LIMIT, GameModel, build_model, load
 
 # What a consumer may need of a game beyond its model, each an import path "module:attribute"
@@ -310,7 +311,8 @@ def make_model(env_id: str, **kwargs: Any) -> GameModel:
     """The game model behind `env_id`, built from the same keyword arguments as the env."""
     entry = game(env_id)
     kwargs.pop("render_mode", None)
-    return build_model(entry.model, kwargs)
+    with progress.task("making the game"):  # a fold's opponent may be a table or a solve
+        return build_model(entry.model, kwargs)
 
 
 def game_slug(env_id: str) -> str:
