@@ -15,6 +15,7 @@ import pytest
 
 import baselines
 import dice_envs
+from baselines.yahtzee import solve_model as solve_yahtzee_model  # before `no_work` patches it
 from dice_envs import progress, sizes
 from dice_envs.games import base
 from tests.repository import REPOSITORY as ROOT
@@ -140,6 +141,17 @@ def test_every_python_entry_point_checks_before_work(no_work, monkeypatch):
             call()
 
 
+def test_yahtzee_evaluation_checks_with_a_solution_given(no_work, monkeypatch):
+    from baselines.yahtzee_evaluation import evaluate_yahtzee
+    from dice_envs.games.yahtzee import Yahtzee
+
+    boxes = ["ones", "chance"]
+    solution = solve_yahtzee_model(Yahtzee(boxes=boxes))
+    monkeypatch.setenv(sizes.MEMORY_VARIABLE, "50M")
+    with pytest.raises(ValueError, match=r"Yahtzee-v0 boxes=\['ones', 'chance'\]: evaluate"):
+        evaluate_yahtzee("score-at-once", boxes=boxes, solution=solution, method="numpy")
+
+
 def test_a_raised_limit_lets_the_work_run(monkeypatch):
     monkeypatch.setenv(sizes.MEMORY_VARIABLE, "50M")
     solution = baselines.solve("dice_envs/SumAvoid-v0", max_memory="1G")
@@ -232,6 +244,7 @@ def test_long_steps_report_to_a_listener():
             baselines.solve("dice_envs/Pig-v0", goal=27)
     tasks = {event.task for event in events}
     assert {"making the game", "building tables", "factorising", "solving"} <= tasks
+    assert "the opponent's turns" in tasks
     assert "value iteration" in tasks
     layers = [e for e in layers if e.task == "solving"]
     assert layers[0].done == 0 and layers[0].total == 2 * 27 - 1

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from dice_envs import progress
 from dice_envs.games.base import (
     Observation,
     State,
@@ -388,7 +389,9 @@ class Fold(AgentSeat):
         origin = np.arange(len(start_keys))
         mass, gained = np.ones(len(states)), np.zeros(len(states))
         ended = []
+        report = progress.task("the opponent's turns", unit="steps")
         for _ in range(MAX_TURN_STEPS):
+            report.advance()
             if not len(states):
                 break
             probs = self.opponent_policy.batch_probs(self.model.batch_observation(states, OPPONENT))
@@ -421,6 +424,7 @@ class Fold(AgentSeat):
             )
         else:
             raise ValueError(f"the opponent's turn lasted over {MAX_TURN_STEPS} steps")
+        report.finish()
         origin, prob, end, reward, terminal = (np.concatenate(c) for c in zip(*ended, strict=True))
         keys = self._encode(end)
         order = np.lexsort((terminal, reward, keys, origin))

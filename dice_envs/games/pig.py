@@ -149,7 +149,7 @@ class Pig:
         if view == "fold":
             held = re.fullmatch(r"hold-at-(\d+)", opponent) if isinstance(opponent, str) else None
             reach = max(0.5, 1 - 2.5 * int(held.group(1)) / goal) if held else 1.0
-            turn_ends = goal if opponent == "random" else 10
+            turn_ends = goal if isinstance(opponent, str) and opponent == "random" else 10
             states = positions * reach
             return TableSize(states, states * (roll + turn_ends), "goal")
         if view == "solitaire":
