@@ -26,7 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from baselines.yahtzee_compiled import BoxRows, best_actions, turn_tables
-from dice_envs import progress, sizes
+from dice_envs import GAMES, progress, sizes
 from dice_envs.envs.yahtzee import OBSERVATION_NVEC
 from dice_envs.games.rule import Rule
 from dice_envs.games.yahtzee import (
@@ -471,7 +471,14 @@ def _popcount(masks: np.ndarray) -> np.ndarray:
     return sum((masks >> b) & 1 for b in range(NUM_BOXES))
 
 
-YAHTZEE_ID = "dice_envs/Yahtzee-v0"  # the registered game these solvers answer for
+def registered_id() -> str:
+    """The id of the registered game these solvers answer for (the one whose structure
+    solver is `solve_yahtzee`)."""
+    path = f"{__name__}:solve_yahtzee"
+    for entry in GAMES.values():
+        if entry.structure_solver == path:
+            return entry.env_id
+    raise ValueError(f"no registered game has the structure solver {path}")
 
 
 def solve_yahtzee(joker: str = "forced", boxes: Sequence[str] | None = None) -> YahtzeeSolution:
@@ -481,7 +488,7 @@ def solve_yahtzee(joker: str = "forced", boxes: Sequence[str] | None = None) -> 
     and peak memory in a fresh process (the Benchmarks page, "Yahtzee"). A game whose estimated
     peak memory passes the limit of `dice_envs.sizes.check` is refused before any work.
     """
-    sizes.check(YAHTZEE_ID, "solve", {"joker": joker, "boxes": boxes})
+    sizes.check(registered_id(), "solve", {"joker": joker, "boxes": boxes})
     return solve_model(Yahtzee(joker=joker, boxes=boxes))
 
 

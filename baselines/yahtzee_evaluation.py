@@ -40,10 +40,10 @@ from baselines.yahtzee import (
     _POSITION,
     DICE_ROWS,
     NUM_ACTIONS,
-    YAHTZEE_ID,
     YahtzeeSolution,
     _popcount,
     optimal_solution,
+    registered_id,
     roll_levels,
 )
 from baselines.yahtzee_compiled import (
@@ -642,7 +642,7 @@ def evaluate_yahtzee(
             action space, arguments that disagree with `solution`.
     """
     given = {name: v for name, v in (("joker", joker), ("boxes", boxes)) if v is not None}
-    sizes.check(YAHTZEE_ID, "evaluate", given)
+    sizes.check(registered_id(), "evaluate", given)
     solution = _checked_solution(joker, boxes, solution)
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
         raise ValueError(f"chunk must be an integer >= 1, got {chunk!r}")

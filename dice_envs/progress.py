@@ -117,11 +117,12 @@ def listening(listener: Listener) -> Iterator[None]:
 
 
 class TerminalBars:
-    """A listener drawing one tqdm bar per running task on `stream` (bars go away when their
-    task finishes; tqdm redraws at most a few times a second)."""
+    """A listener drawing one tqdm bar per running task on `stream`: a bar shows once its
+    task has run `delay` seconds (a quick step shows nothing), redraws at most a few times a
+    second, and goes away when its task finishes."""
 
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO, delay: float = 1.0) -> None:
+        self.stream, self.delay = stream, delay
         self.bars: dict[str, Any] = {}
 
     def __call__(self, event: Event) -> None:
@@ -137,6 +138,7 @@ class TerminalBars:
                 leave=False,
                 dynamic_ncols=True,
                 mininterval=0.25,
+                delay=self.delay,
             )
         if event.done > bar.n:
             bar.update(event.done - bar.n)
@@ -159,14 +161,17 @@ def wanted(json_output: bool = False, stream: TextIO | None = None) -> bool:
 
 
 @contextmanager
-def on_terminal(enabled: bool | None = None, stream: TextIO | None = None) -> Iterator[None]:
-    """Progress bars on `stream` (stderr by default) for every long step inside the `with`,
-    where `enabled` (default: `wanted()`, stream a terminal) says so; silent otherwise."""
+def on_terminal(
+    enabled: bool | None = None, stream: TextIO | None = None, delay: float = 1.0
+) -> Iterator[None]:
+    """Progress bars on `stream` (stderr by default) for every step inside the `with` that
+    runs over `delay` seconds, where `enabled` (default: `wanted()`, stream a terminal) says
+    so; silent otherwise."""
     stream = sys.stderr if stream is None else stream
     if not (wanted(stream=stream) if enabled is None else enabled):
         yield
         return
-    bars = TerminalBars(stream)
+    bars = TerminalBars(stream, delay)
     try:
         with listening(bars):
             yield

@@ -17,8 +17,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from dice_envs import progress
 from dice_envs.games.base import SIZE_LIMIT, GameModel, build_model, load
+from dice_envs.progress import task as progress_task
 
 # What a consumer may need of a game beyond its model, each an import path "module:attribute"
 # (imported when first used, so the layers stay intact and no solver loads before it is asked):
@@ -311,7 +311,7 @@ def make_model(env_id: str, **kwargs: Any) -> GameModel:
     """The game model behind `env_id`, built from the same keyword arguments as the env."""
     entry = game(env_id)
     kwargs.pop("render_mode", None)
-    with progress.task("making the game"):  # a fold's opponent may be a table or a solve
+    with progress_task("making the game"):  # a fold's opponent may be a table or a solve
         return build_model(entry.model, kwargs)
 
 

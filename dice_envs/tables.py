@@ -20,8 +20,8 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from dice_envs import progress
 from dice_envs.games.base import GameModel, Observation, State, reachable_states
+from dice_envs.progress import task as progress_task
 
 # Above this many keys, state keys are looked up by binary search instead of a dense array.
 DENSE_KEYS = 50_000_000
@@ -236,7 +236,7 @@ def build_tables(model: GameModel, builder: str = "auto") -> Tables:
 
 
 def _build(model: GameModel) -> Tables:
-    report = progress.task("building tables", unit="states")
+    report = progress_task("building tables", unit="states")
     found = []
     for state in reachable_states(model):  # the first of two passes over the states
         found.append(state)
@@ -250,7 +250,7 @@ def _build(model: GameModel) -> Tables:
     n, num_actions = len(states), model.num_actions
     legal = np.zeros((n, num_actions), dtype=bool)
     ptr, probs, nexts, rewards = array("q", [0]), array("d"), array("q"), array("d")
-    report = progress.task("listing outcomes", total=n, unit="states")
+    report = progress_task("listing outcomes", total=n, unit="states")
     for i, state in enumerate(states):
         if i % 4096 == 0 and i:
             report.advance(4096)
@@ -333,7 +333,7 @@ def _build_vectorised(model) -> Tables:
     seen = _KeySet(keys.size)
     frontier = seen.add_new(start_keys)
     found, counts, columns = [], [], []
-    report = progress.task("building tables", unit="states")
+    report = progress_task("building tables", unit="states")
     while len(frontier):
         report.advance(len(frontier))
         found.append(frontier)

@@ -285,6 +285,11 @@ def test_yahtzee_full_game_estimate_and_progress(no_work):
     assert reduced.bytes < solve.bytes / 1.5 and reduced.argument == "boxes"
 
 
+def test_yahtzee_full_game_reports_before_its_work():
+    event = first_event(lambda: baselines.solve("dice_envs/Yahtzee-v0"))
+    assert (event.task, event.done, event.total) == ("solving", 0, 536_320)
+
+
 def test_yahtzee_reports_its_solve_and_evaluation():
     from baselines.yahtzee import solve_model
     from baselines.yahtzee_evaluation import evaluate_yahtzee
@@ -307,9 +312,13 @@ def test_terminal_bars_only_when_asked_or_on_a_terminal():
     with progress.on_terminal(stream=stream):
         baselines.solve("dice_envs/Pig-v0", goal=30)
     assert stream.getvalue() == ""
-    with progress.on_terminal(enabled=True, stream=stream):
+    with progress.on_terminal(enabled=True, stream=stream, delay=0):
         baselines.solve("dice_envs/Pig-v0", goal=30)
     assert "solving" in stream.getvalue() and "layers" in stream.getvalue()
+    quick = io.StringIO()
+    with progress.on_terminal(enabled=True, stream=quick, delay=60):  # no step runs a minute
+        baselines.solve("dice_envs/Pig-v0", goal=30)
+    assert quick.getvalue() == ""
 
     class Terminal(io.StringIO):
         def isatty(self):

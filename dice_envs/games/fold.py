@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from dice_envs import progress
 from dice_envs.games.base import (
     Observation,
     State,
@@ -28,6 +27,7 @@ from dice_envs.games.base import (
 from dice_envs.games.seat_policy import policy
 from dice_envs.games.simultaneous import SimultaneousFold
 from dice_envs.games.two_player import AGENT, OPPONENT, AgentSeat, TwoPlayerModel, _game_parameter
+from dice_envs.progress import task as progress_task
 
 # The exact fold refuses an opponent's turn longer than this many steps.
 MAX_TURN_STEPS = 100_000
@@ -389,7 +389,7 @@ class Fold(AgentSeat):
         origin = np.arange(len(start_keys))
         mass, gained = np.ones(len(states)), np.zeros(len(states))
         ended = []
-        report = progress.task("the opponent's turns", unit="steps")
+        report = progress_task("the opponent's turns", unit="steps")
         for _ in range(MAX_TURN_STEPS):
             report.advance()
             if not len(states):
