@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH := torch==2.13.0
 
-.PHONY: venv test verify docs docs-check demo solve train report bench install-check clean
+.PHONY: venv test verify docs docs-check demo solve train report bench examples install-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -63,6 +63,13 @@ train: venv
 report: venv
 	$(BIN)/python -m docs.tools.training_report --budget quick
 	if [ -d docs/training/runs/full ]; then $(BIN)/python -m docs.tools.training_report --budget full; fi
+
+# How long the documentation's Python examples take here: runs every python block of the README
+# and docs/*.md (a fresh process per page), writes each long one's time into the
+# example-time section after it, and fails on an example that raises or a long one (over
+# 5 s) that does not say how long it takes. On a quiet machine.
+examples: venv
+	$(BIN)/python -m docs.tools.example_times
 
 # The AEC benchmark's peer, OpenSpiel's pig through Shimmy: not a dependency of the package or
 # its tests; `make bench` adds it to the virtual environment before measuring.

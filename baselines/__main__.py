@@ -9,7 +9,7 @@ import sys
 import time
 
 import baselines
-from baselines.arguments import parse_kwargs
+from dice_envs.arguments import parse_kwargs
 from dice_envs.policies import named_policy
 
 

@@ -179,9 +179,33 @@ def evaluate(
     sizes.check(env_id, "evaluate", kwargs, max_memory=max_memory)
     if structured is not None:
         return structured(
-            policy, obs_transform=obs_transform, deterministic=deterministic, **kwargs
+            with_optimal(policy, env_id, kwargs),
+            obs_transform=obs_transform,
+            deterministic=deterministic,
+            **kwargs,
         )
     tables, optimum = _enumerated(env_id, kwargs)
     return evaluate_on(
         policy, tables, optimum, obs_transform=obs_transform, deterministic=deterministic
     )
+
+
+def optimal_policy(model: Any) -> Solution:
+    """The policy "optimal" of a model made from a registered game (`dice_envs.make_model`):
+    `solve(env_id, **kwargs)`, the optimum of the game exactly as registered with its
+    arguments, its opponent included (entry point `dice_envs.policies`, pyproject.toml)."""
+    spec = getattr(model, "game_spec", None)
+    if spec is None:
+        raise ValueError(
+            '"optimal" is the optimum of a registered game: it needs a model made by '
+            f"dice_envs.make_model(env_id, **kwargs), not {model!r}"
+        )
+    return solve(spec.env_id, **spec.kwargs)
+
+
+def with_optimal(policy: Any, env_id: str, kwargs: dict[str, Any]) -> Any:
+    """`policy`, but the name "optimal" as `solve(env_id, **kwargs)`: for the evaluators of
+    games without tables, which ask the policy on a model of their own."""
+    if isinstance(policy, str) and policy == "optimal":
+        return solve(env_id, **kwargs)
+    return policy

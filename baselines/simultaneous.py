@@ -24,6 +24,7 @@ import functools
 import time
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
@@ -35,6 +36,7 @@ from dice_envs.games.base import check_int
 from dice_envs.games.simultaneous import SimultaneousFold
 from dice_envs.games.simultaneous_hog import SimultaneousHog
 from dice_envs.policies import checked_answer
+from dice_envs.registration import model_hook
 
 # A position is solved when its strategy pair is a saddle point of M(v) to this (the row
 # player's best reply to y minus the column player's best reply to x, in win probability).
@@ -293,6 +295,20 @@ def equilibrium(
     if solver is None:
         raise ValueError(f"{env_id} is not a simultaneous-move game with an equilibrium solver")
     return solver(model.model if isinstance(model, SimultaneousFold) else model)
+
+
+def equilibrium_policy(model: Any) -> np.ndarray:
+    """Action probabilities over a simultaneous model's observation grid of its equilibrium:
+    the policy and opponent "equilibrium" (entry point `dice_envs.policies`)."""
+    if not getattr(model, "simultaneous", False):
+        raise ValueError(
+            "equilibrium is the solution of a simultaneous game; an alternating game's is "
+            '"two-player-optimal"'
+        )
+    solver = model_hook(model, "equilibrium_solver")
+    if solver is None:
+        raise ValueError(f"{model!r} has no equilibrium solver registered")
+    return solver(model).probabilities()
 
 
 def solve_equilibrium(model: SimultaneousHog) -> Equilibrium:

@@ -2,9 +2,9 @@
 
 `two_player_optimum(model)` solves any two-player model; Pig, two-dice Pig and Hog have fast
 layered solvers, every game has the generic one (minimax value iteration over the tables of
-both seats), and the tests hold them equal. The optimum is also every fold's "optimal"
-opponent: `dice_envs` resolves opponent names it does not know through the
-`dice_envs.policies` entry points (pyproject.toml), so the games never import a solver.
+both seats), and the tests hold them equal. The optimum is also every fold's policy and
+opponent "two-player-optimal": `dice_envs` resolves it through the `dice_envs.policies` entry
+points (pyproject.toml), so the games never import a solver.
 """
 
 from __future__ import annotations
@@ -107,13 +107,14 @@ class TwoPlayerSolution(ByObservation):
         return values
 
 
-def optimal_policy(model: TwoPlayerModel) -> np.ndarray:
-    """Action probabilities over the model's observation grid of its two-player optimum (the
-    "optimal" opponent)."""
-    if getattr(model, "simultaneous", False):  # a mixed equilibrium
-        from baselines.simultaneous import solve_equilibrium
-
-        return solve_equilibrium(model).probabilities()
+def two_player_optimal_policy(model: TwoPlayerModel) -> np.ndarray:
+    """Action probabilities over the model's observation grid of its two-player optimum: the
+    policy and opponent "two-player-optimal" (entry point `dice_envs.policies`)."""
+    if getattr(model, "simultaneous", False):
+        raise ValueError(
+            "two-player-optimal is the optimum of an alternating game; a simultaneous game's "
+            'is "equilibrium"'
+        )
     return two_player_optimum(model).probabilities()
 
 

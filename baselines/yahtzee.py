@@ -260,6 +260,23 @@ class YahtzeeSolution:
     num_states: int
     _classes: _BoxClasses = field(repr=False)
 
+    @classmethod
+    def of_values(
+        cls, model: Yahtzee, state_values: np.ndarray, num_states: int, seconds: float = 0.0
+    ) -> YahtzeeSolution:
+        """The solution of `model` from the `state_values` and `num_states` of a solve of the
+        same model (read back from disk, say); ValueError where they can not be its values."""
+        values = np.asarray(state_values)
+        if values.shape != (NUM_STATE_SLOTS,) or values.dtype != np.float64:
+            raise ValueError(
+                f"state_values must be float64 of shape ({NUM_STATE_SLOTS},), got "
+                f"{values.dtype} of shape {values.shape}"
+            )
+        start = float(values[state_index(*model.start)])
+        if not np.isfinite(start):
+            raise ValueError("state_values has no value at the model's start")
+        return cls(model, start, values, seconds, int(num_states), _BoxClasses.of(model))
+
     def turn(self, state: TurnState | Sequence) -> TurnInside:
         """The inside of the turn starting at `state`, in detail (batch size 1)."""
         state = self.model.check_state(state)

@@ -75,7 +75,7 @@ from dice_envs.games.yahtzee import (
     Yahtzee,
     state_index,
 )
-from dice_envs.policies import BatchedPolicy, as_policy, checked_answer
+from dice_envs.policies import BatchedPolicy, PolicyError, as_policy, checked_answer
 
 CHUNK = 256  # turn-start states per batch inside the sweep
 KEEP_LOSSES = 20  # the largest single-decision losses an evaluation keeps (`where_lost`)
@@ -180,7 +180,7 @@ def policy_asker(
     million decisions)."""
     asked = as_policy(policy, model, obs_transform=obs_transform, deterministic=deterministic)
     if asked.per_observation:
-        raise ValueError(
+        raise PolicyError(
             "policy for Yahtzee must be asked in batches (about 400 million decisions): a "
             "name, a YahtzeeSolution, an SB3 model, a run folder, or a function of a batch of "
             f"observations marked with dice_envs.policies.batched; got {asked.name}"

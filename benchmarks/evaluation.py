@@ -206,7 +206,7 @@ def bench_exploitability(repeats: int) -> list[dict]:
         ("hold-at-20 as a callable on one observation", lambda obs: int(obs[2] < 20)),
         ("a random action table", (roll < 0.5).astype(np.int8)),
         ("a random probability table (stochastic)", stochastic),
-        ("the two-player optimum (named)", "optimal"),
+        ("the two-player optimum (named)", "two-player-optimal"),
     ]
     rows = []
     for label, policy in policies:

@@ -27,7 +27,7 @@ PIG_SOLVES = [
     ("dice_envs/Pig-v0", {"goal": goal, "opponent": opponent}, method)
     for goal in (30, 50, 100)
     for opponent, method in (
-        ("optimal", "specialised"),
+        ("two-player-optimal", "specialised"),
         ("hold-at-20", "specialised"),
         ("hold-at-20", "value_iteration"),
     )
@@ -63,7 +63,7 @@ def bench_solves(skip_slow: bool) -> list[dict]:
     chosen = SOLVES + PIG_SOLVES + TEN_THOUSAND_SOLVES + SOLITAIRE_SOLVES
     chosen += [] if skip_slow else SLOW_SOLVES
     for env_id, kwargs, method in chosen:
-        two_player_optimum.cache_clear()  # time the "optimal" opponent's solve too
+        two_player_optimum.cache_clear()  # time the "two-player-optimal" opponent's solve too
         solution = baselines.solve(env_id, method=method, **kwargs)
         results.append(
             {

@@ -11,8 +11,10 @@ Importing the package registers the ids of `dice_envs.registration.GAMES`:
 from dice_envs.registration import (
     GAMES,
     Game,
+    GameSpec,
     Reference,
     env_ids,
+    find_game,
     game,
     make_model,
     register_game,
@@ -24,9 +26,11 @@ __version__ = "0.6.0"
 __all__ = [
     "GAMES",
     "Game",
+    "GameSpec",
     "Reference",
     "__version__",
     "env_ids",
+    "find_game",
     "game",
     "make_model",
     "register_game",

@@ -10,6 +10,8 @@ PettingZoo, `baselines`, the training config checks, the demo, the pages and the
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -156,11 +158,59 @@ class Game:
             return "one"
         return "simultaneous" if getattr(model_class, "simultaneous", False) else "two"
 
+    @property
+    def arguments(self) -> tuple[GameArgument, ...]:
+        """The game's keyword arguments (the model factory's, `render_mode` aside, which every
+        env takes) with their defaults and what each is and allows: the bullet of the
+        docstring's "## Arguments" section that names it (the factory's, else the env
+        class's), the one place those are written."""
+        factory = self.factory
+        described = _argument_lines(inspect.getdoc(factory) or "")
+        if not described:
+            described = _argument_lines(inspect.getdoc(load(self.entry_point)) or "")
+        found = []
+        for parameter in inspect.signature(factory).parameters.values():
+            if parameter.kind in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL):
+                continue
+            default = None if parameter.default is parameter.empty else parameter.default
+            found.append(GameArgument(parameter.name, default, described.get(parameter.name, "")))
+        return tuple(found)
+
     def check_tables(self, kwargs: dict[str, Any]) -> None:
         """Raise ValueError where this game's tables can not be built at `kwargs`."""
         reason = None if self.tables_refused is None else self.tables_refused(kwargs)
         if reason is not None:
             raise ValueError(f"{self.env_id}: no tables at {kwargs}: {reason}")
+
+
+@dataclass(frozen=True)
+class GameArgument:
+    """A keyword argument of a game (`Game.arguments`).
+
+    Attributes:
+        name: as `gym.make` takes it.
+        default: its default value.
+        description: what it is and the values it allows, from the game's docstring.
+    """
+
+    name: str
+    default: Any
+    description: str
+
+
+def _argument_lines(doc: str) -> dict[str, str]:
+    """Argument name -> its text, from the bullets of a docstring's "## Arguments" section
+    ("- `goal=100`: points to win; an integer >= 1."; a bullet may name several)."""
+    section = re.search(r"^## Arguments\n(.*?)(?=^## |\Z)", doc, re.S | re.M)
+    if section is None:
+        return {}
+    found = {}
+    for bullet in re.split(r"^- ", section.group(1), flags=re.M)[1:]:
+        head, _, text = bullet.partition(": ")
+        text = " ".join(text.split())
+        for name in re.findall(r"`(\w+)=[^`]*`", head):
+            found[name] = text
+    return found
 
 
 GAMES: dict[str, Game] = {}
@@ -289,10 +339,44 @@ def env_ids() -> tuple[str, ...]:
 
 
 def game(env_id: str) -> Game:
-    """The registry entry of `env_id`; a ValueError naming the registered ids otherwise."""
+    """The registry entry of `env_id`; a ValueError naming the closest ids otherwise."""
     if env_id not in GAMES:
-        raise ValueError(f"env_id must be one of {list(GAMES)}, got {env_id!r}")
+        raise ValueError(f"env_id must be a registered id, got {env_id!r}{_closest(env_id)}")
     return GAMES[env_id]
+
+
+def short_name(env_id: str) -> str:
+    """dice_envs/SumAvoid-v0 -> sum_avoid: the name a game goes by on the command line."""
+    return game_slug(env_id)
+
+
+def find_game(name: str) -> str:
+    """The registered id that `name` means: an id, or a game's short name with case, "_" and
+    "-" aside ("pig", "sum_avoid", "SumAvoid", "sum-avoid"); a ValueError suggesting the
+    closest names otherwise."""
+    if name in GAMES:
+        return name
+    for env_id in GAMES:
+        if _squeezed(name) in (_squeezed(short_name(env_id)), _squeezed(env_id)):
+            return env_id
+    raise ValueError(f"no game is called {name!r}{_closest(name)}")
+
+
+def _squeezed(name: str) -> str:
+    return name.lower().replace("_", "").replace("-", "")
+
+
+def _closest(name: str) -> str:
+    """ "; did you mean ...?" with the games whose short names are closest to `name` (or where
+    to find them, when none is close)."""
+    games = {_squeezed(short_name(env_id)): env_id for env_id in GAMES}
+    base = _squeezed(str(name).split("/")[-1].rsplit("-v", 1)[0])
+    starting = [key for key in games if base and key.startswith(base)]
+    close = difflib.get_close_matches(base, games, n=3, cutoff=0.6)
+    close = [games[key] for key in dict.fromkeys(starting + close)][:3]
+    if not close:
+        return " (dice_envs.env_ids() lists the registered ids)"
+    return f"; did you mean {' or '.join(f'{short_name(i)} ({i})' for i in close)}?"
 
 
 def model_hook(model: GameModel, name: str) -> Callable[..., Any] | None:
@@ -307,12 +391,34 @@ def model_hook(model: GameModel, name: str) -> Callable[..., Any] | None:
     return None
 
 
+@dataclass(frozen=True, eq=False)
+class GameSpec:
+    """What a model was made from (`make_model`): its registered id and keyword arguments.
+    Names that depend on the game as registered resolve through it ("optimal": the optimum of
+    exactly this game), and messages name the game by it.
+
+    Attributes:
+        env_id: the registered id.
+        kwargs: the keyword arguments, as given.
+    """
+
+    env_id: str
+    kwargs: dict[str, Any]
+
+    def __str__(self) -> str:
+        shown = ", ".join(f"{key}={value!r}" for key, value in self.kwargs.items())
+        return f"{self.env_id} ({shown})" if shown else self.env_id
+
+
 def make_model(env_id: str, **kwargs: Any) -> GameModel:
-    """The game model behind `env_id`, built from the same keyword arguments as the env."""
+    """The game model behind `env_id`, built from the same keyword arguments as the env; its
+    `game_spec` (a `GameSpec`) says so."""
     entry = game(env_id)
     kwargs.pop("render_mode", None)
     with progress_task("making the game"):  # a fold's opponent may be a table or a solve
-        return build_model(entry.model, kwargs)
+        model = build_model(entry.model, kwargs, env_id)
+    model.game_spec = GameSpec(env_id, dict(kwargs))
+    return model
 
 
 def game_slug(env_id: str) -> str:
@@ -478,7 +584,11 @@ register_game(
     [
         {"goal": 20},
         {"goal": 12, "opponent": "keep-pace", "agent_starts": False},
-        {"goal": 10, "die_probs": (0.3, 0.1, 0.1, 0.1, 0.2, 0.2), "opponent": "optimal"},
+        {
+            "goal": 10,
+            "die_probs": (0.3, 0.1, 0.1, 0.1, 0.2, 0.2),
+            "opponent": "two-player-optimal",
+        },
         {"goal": 3, "opponent": "random", "agent_starts": False},
     ],
     summary="two-player Pig to 100 against a fixed opponent (hold-at-20), win = 1",
@@ -521,7 +631,7 @@ register_game(
     [
         {"goal": 20},
         {"goal": 12, "opponent": "tijms", "agent_starts": False},
-        {"goal": 9, "sides": 4, "opponent": "optimal"},
+        {"goal": 9, "sides": 4, "opponent": "two-player-optimal"},
         {"goal": 3, "opponent": "random", "agent_starts": False},
     ],
     summary="Pig with two dice (a double 1 loses the whole score) to 100 against hold-at-20, "
@@ -544,7 +654,7 @@ register_game(
     [
         {"goal": 20},
         {"goal": 15, "max_dice": 4, "opponent": "dice-2", "agent_starts": False},
-        {"goal": 12, "max_dice": 3, "sides": 4, "opponent": "optimal"},
+        {"goal": 12, "max_dice": 3, "sides": 4, "opponent": "two-player-optimal"},
         {"goal": 5, "opponent": "random", "agent_starts": False},
     ],
     summary="Hog to 100: one throw of 1-10 dice a turn, against the five-dice rule, win = 1",
@@ -571,7 +681,7 @@ register_game(
     summary="Hog to 100 with both throwing at once (the television game), against the "
     "five-dice rule, win = 1; its equilibrium mixes",
     references=[TIJMS_VAN_DER_WAL_2006, TIJMS_2012],
-    policies=["five-dice", "dice-5", "optimal"],
+    policies=["five-dice", "dice-5", "equilibrium"],
     solver="baselines.simultaneous:solve_simultaneous_fold",
     solver_rows="baselines.simultaneous:simultaneous_outcome_rows",
     equilibrium_solver="baselines.simultaneous:solve_equilibrium",

@@ -33,6 +33,8 @@ from dice_envs.registration import Game, game
 OPERATIONS = ("solve", "evaluate", "exploitability", "equilibrium", "play")
 MEMORY_FRACTION = 0.75
 MEMORY_VARIABLE = "DICE_ENVS_MAX_MEMORY"
+# A `max_memory` that nothing passes: for a call inside one whose estimate was checked.
+NO_LIMIT = 2**62
 
 # A fresh process that has imported dice_envs, numpy, scipy and baselines: ru_maxrss of
 # `python -c "import baselines"` here (103 MB).

@@ -1,26 +1,25 @@
 """`dice-envs play yahtzee`: a person plays solitaire Yahtzee, the exact solution beside.
 
-At each decision it shows the dice, the rolls left, the score card and every legal action with
-its exact expected final score to go (this action's points included), best first, with what
-each loses against the best. The person types the faces to keep ("keep 5 5 3"), the faces to
-reroll ("reroll 1 2"), a box to score ("full house", "score sixes"), an action's number, or
-"best". The losses of the person's choices add up to their expected cost: by the performance
-difference lemma, the expected final score of a way of playing is the optimum minus the
-expected sum of its losses.
+At each decision it shows, within 80 x 24, the turn, the dice, the rolls left, the score card
+and the few best legal actions with their exact expected final score to go (this action's
+points included) and what each gives up against the best; `?` lists every action. The person
+types the faces to keep ("keep 5 5 3"), the faces to reroll ("reroll 1 2"), a box to score
+("full house", "score sixes"), an action's number, or one of the commands every game takes
+(`dice_envs_cli.prompt`: `?`, `help`, `hint`, `best`, `quit`). What the person's choices gave
+up adds up to their expected cost: by the performance difference lemma, the expected final
+score of a way of playing is the optimum minus the expected sum of its losses. The solution
+is read from the disk cache where a launch before solved it (`dice_envs_cli.solve_cache`).
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import time
 from collections import Counter
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import gymnasium as gym
 import numpy as np
 
-from baselines.yahtzee import YahtzeeSolution, solve_yahtzee
 from dice_envs.envs.yahtzee import BOX_LABELS
 from dice_envs.games.yahtzee import (
     BOX_NAMES,
@@ -34,13 +33,20 @@ from dice_envs.games.yahtzee import (
     Yahtzee,
     keep_index,
 )
-from dice_envs_cli.prompt import QUIT, read_reply
+from dice_envs_cli.prompt import QUIT, Option, action_table, ranked, read_move, verdict, wrap
 
-HELP = (
-    "type the faces to keep ('keep 5 5 3', 'keep' alone rerolls all), the faces to reroll "
-    "('reroll 1 2'), a box to score ('full house', 'score sixes', '3k'), an action's number "
-    "in brackets, 'best' for the best action, or q to quit"
-)
+if TYPE_CHECKING:
+    from baselines.yahtzee import YahtzeeSolution
+
+HELP = [
+    "Type the faces to keep ('keep 5 5 3'; 'keep' alone rerolls all), the faces to reroll "
+    "('reroll 1 2'), or a box to score ('full house', 'score sixes', '3k', 'fh'); an "
+    "action's number in the env (0-31 rerolls by bit mask, 32-44 the boxes) works too."
+]
+# The rate behind the first solve's announced time, until this machine has solved the game
+# once (then its own rate is used): `make bench` solved the full game (536,320 turn-start
+# states) in 4.4 to 4.9 s on the reference machine (docs/bench_yahtzee.json); the slowest.
+REFERENCE_RATE = (536_320 / 4.87, "the full game's solve in `make bench`")
 # Short names of boxes a person may type, besides their names and labels.
 BOX_ALIASES = {"1s": 0, "2s": 1, "3s": 2, "4s": 3, "5s": 4, "6s": 5, "3k": 6, "4k": 7, "fh": 8}
 BOX_ALIASES |= {"ss": 9, "ls": 10, "y": 11, "c": 12}
@@ -56,19 +62,14 @@ BOX_WORDS = {
 BOX_WORDS |= BOX_ALIASES
 
 
-@functools.lru_cache(maxsize=4)
-def solution_of(joker: str, boxes: tuple[str, ...] | None) -> YahtzeeSolution:
-    """The exact solution of one rule set, solved once per process."""
-    return solve_yahtzee(joker=joker, boxes=None if boxes is None else list(boxes))
-
-
 def faces(state: PlayState) -> list[int]:
     """The five dice showing, in ascending order (the order reroll bits count in)."""
     return DICE_FACES[state.dice].tolist()
 
 
 def action_label(model: Yahtzee, state: PlayState, action: int) -> str:
-    """What an action does, in words: "keep 3 5 5" or "score full_house for 25"."""
+    """What an action does, in words: "keep 3 5 5" or "score full house for 25" (the box's
+    label on the card)."""
     if action < 32:
         kept = [f for i, f in enumerate(faces(state)) if not action >> i & 1]
         return "keep " + (" ".join(map(str, kept)) if kept else "nothing (reroll all)")
@@ -78,18 +79,7 @@ def action_label(model: Yahtzee, state: PlayState, action: int) -> str:
         state.upper, state.yahtzee50, box, points, bool(IS_YAHTZEE[state.dice])
     )[0]
     bonus = f" (+{reward - points} bonus)" if reward > points else ""
-    return f"score {BOX_NAMES[box]} for {points}{bonus}"
-
-
-def ranked_actions(
-    solution: YahtzeeSolution, state: PlayState, mask: np.ndarray
-) -> list[tuple[int, float]]:
-    """The legal actions (`mask`) with their exact values to go, best first (ties: the lower
-    action number first)."""
-    card = TurnState(state.filled, state.upper, state.yahtzee50)
-    values = solution.turn_action_values(card, state.dice, state.rolls_left)
-    legal = np.flatnonzero(mask)
-    return sorted(((int(a), float(values[a])) for a in legal), key=lambda pair: (-pair[1], pair[0]))
+    return f"score {BOX_LABELS[box]} for {points}{bonus}"
 
 
 def parse_choice(text: str, model: Yahtzee, state: PlayState, mask: np.ndarray) -> int | str:
@@ -157,68 +147,91 @@ def play_yahtzee(
     kwargs: dict[str, Any], seed: int | None, stdin: TextIO, out: TextIO, env_id: str
 ) -> int:
     """Play one game of Yahtzee registered as `env_id` (game arguments `kwargs`: `joker`,
-    `boxes`) from `stdin`, writing to `out`. Returns 0, or 1 when the input ends before the
-    game."""
-    env = gym.make(env_id, **kwargs)
+    `boxes`) from `stdin`, writing to `out`. Returns 0 (the game ended, or the person quit),
+    or 1 when the input ends before the game does."""
+    from dice_envs_cli.solve_cache import cached_solution
+
+    env = gym.make(env_id, **kwargs)  # bad arguments fail before a solve
     game = env.unwrapped
     model = game.model
-    in_play = None if len(model.boxes) == NUM_BOXES else tuple(BOX_NAMES[b] for b in model.boxes)
+    in_play = None if len(model.boxes) == NUM_BOXES else [BOX_NAMES[b] for b in model.boxes]
     rules = f"joker={model.joker}" + ("" if in_play is None else f", boxes {', '.join(in_play)}")
-    print(f"Yahtzee ({rules}): solving it exactly, once per process ...", file=out, flush=True)
-    start = time.perf_counter()
-    solution = solution_of(model.joker, in_play)
-    print(
-        f"solved in {time.perf_counter() - start:.1f} s: optimal play expects a final score of "
-        f"{solution.value:.4f}\n{HELP}",
-        file=out,
+
+    def say(text: str) -> None:
+        print(*wrap(text), sep="\n", file=out, flush=True)
+
+    say(f"Yahtzee ({rules})")
+    solution = cached_solution(env_id, kwargs, say, reference_rate=REFERENCE_RATE)
+    say(
+        f"Optimal play expects a final score of {solution.value:.4f}; a move's worth is the "
+        "score it expects from there on, its own points included."
     )
+    say("Type 'keep 5 5 3', 'reroll 1 2' or a box ('full house', 'chance'), or help.")
     _obs, info = env.reset(seed=seed)
-    score, lost, choices = 0.0, 0.0, 0
+    score, lost, moves = 0.0, 0.0, 0
     while True:
         state, mask = game.state, info["action_mask"]
-        ranked = ranked_actions(solution, state, mask)
-        _show_decision(game, score, ranked, out)
-        action = _ask(stdin, out, model, state, mask, ranked[0][0])
+        options = ranked_options(solution, model, state, mask)
+        lines = decision_lines(game, score, options[0].worth)
+        print("", *lines, *action_table(options, show), sep="\n", file=out)
+        action = read_move(
+            stdin,
+            out,
+            options,
+            lambda text, state=state, mask=mask: parse_choice(text, model, state, mask),
+            HELP,
+            show,
+            lambda lines=lines: lines,
+        )
         if action is None:
             print("input ended before the game did", file=out)
             return 1
-        if action < 0:
-            _summary(score, solution.value, lost, choices, out, over=False)
+        if action == QUIT:
+            _summary(score, solution.value, lost, moves, out, over=False)
             return 0
-        loss = ranked[0][1] - dict(ranked)[action]
-        label = action_label(model, state, action)
+        chosen = next(option for option in options if option.action == action)
+        line, loss = verdict(chosen, options[0], show)
         _obs, reward, terminated, truncated, info = env.step(action)
-        score, lost, choices = score + reward, lost + loss, choices + 1
-        verdict = "the best" if action == ranked[0][0] else f"loses {loss:.4f} against the best"
-        print(f"you chose [{action}] {label}: {verdict}", file=out)
-        if action >= 32:
-            print(f"reward {reward:g}; score {score:g}", file=out)
+        score, lost, moves = score + reward, lost + loss, moves + 1
+        say(line + (f"; score {score:g}" if action >= 32 else ""))
         if terminated or truncated:
             break
     print("", *_card_lines(game), sep="\n", file=out)
-    _summary(score, solution.value, lost, choices, out, over=True)
+    _summary(score, solution.value, lost, moves, out, over=True)
     return 0
 
 
-def _show_decision(game, score: float, ranked: list[tuple[int, float]], out: TextIO) -> None:
-    """The dice, rolls left, the card and every legal action's value to go, best first."""
+def show(value: float) -> str:
+    """A worth in points, to four decimals."""
+    return f"{value:.4f}"
+
+
+def ranked_options(
+    solution: YahtzeeSolution, model: Yahtzee, state: PlayState, mask: np.ndarray
+) -> list[Option]:
+    """The legal actions (`mask`) with what they do and their exact worth (the expected final
+    score to go, their own points included), best first."""
+    card = TurnState(state.filled, state.upper, state.yahtzee50)
+    values = solution.turn_action_values(card, state.dice, state.rolls_left)
+    return ranked(
+        [
+            Option(int(a), action_label(model, state, int(a)), float(values[a]))
+            for a in np.flatnonzero(mask)
+        ]
+    )
+
+
+def decision_lines(game, score: float, best: float) -> list[str]:
+    """The state at a decision: the turn, the rolls left, the score and what best play
+    expects in all; the dice; the score card."""
     state, model = game.state, game.model
     turn = bin(state.filled & ~model.absent).count("1") + 1
-    best = ranked[0][1]
-    print(
-        "",
+    return [
         f"turn {turn}/{model.num_turns}, rolls left {state.rolls_left}, score {score:g}; "
-        f"best play from here expects a final score of {score + best:.4f}",
+        f"best play expects {score + best:.4f} in all",
         f"dice: {' '.join(map(str, faces(state)))}",
         *_card_lines(game),
-        f"  {'action':<38}{'to go':>10}{'loses':>10}",
-        sep="\n",
-        file=out,
-    )
-    for action, value in ranked:
-        loses = "best" if action == ranked[0][0] else f"{best - value:.4f}"
-        text = f"[{action}] {action_label(model, state, action)}"
-        print(f"  {text:<38}{value:>10.4f}{loses:>10}", file=out)
+    ]
 
 
 def _card_lines(game) -> list[str]:
@@ -238,30 +251,15 @@ def _card_lines(game) -> list[str]:
     return lines
 
 
-def _ask(stdin: TextIO, out: TextIO, model: Yahtzee, state, mask, best: int) -> int | None:
-    """The person's next legal action; -1 to quit; None at the end of the input."""
-    while (text := read_reply(stdin, out, "your choice> ")) is not None and text not in QUIT:
-        if text in ("best", "b"):
-            return best
-        if text in ("", "?", "h", "help"):
-            print(HELP, file=out)
-            continue
-        choice = parse_choice(text, model, state, mask)
-        if isinstance(choice, int):
-            return choice
-        print(f"{choice}; type ? for help", file=out)
-    return None if text is None else -1
-
-
-def _summary(score: float, optimum: float, lost: float, choices: int, out: TextIO, over: bool):
+def _summary(score: float, optimum: float, lost: float, moves: int, out: TextIO, over: bool):
     head = f"game over: final score {score:g}" if over else f"quit with a score of {score:g}"
     print(
         head,
         f"optimal play expects a final score of {optimum:.4f} from the start",
-        f"your {choices} choices lost {lost:.4f} in expectation against optimal play",
+        f"your {moves} moves gave up {lost:.4f} in expectation against optimal play",
         file=out,
         sep="\n",
     )
     if over:
         luck = score - (optimum - lost)
-        print(f"the dice: {luck:+.4f} (final score - optimum + what the choices lost)", file=out)
+        print(f"the dice: {luck:+.4f} (final score - optimum + what the moves gave up)", file=out)

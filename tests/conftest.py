@@ -67,3 +67,12 @@ def verhoeff_solution():
     from baselines.yahtzee import solve_yahtzee  # here: most sessions never need it
 
     return solve_yahtzee(joker="verhoeff")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def solutions_cached_in_a_temporary_folder(tmp_path_factory):
+    """`dice-envs play` keeps solves of over a second on disk (`dice_envs_cli.solve_cache`);
+    DICE_ENVS_CACHE keeps every test's, and its subprocesses', out of the user's cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DICE_ENVS_CACHE", str(tmp_path_factory.mktemp("solve_cache")))
+        yield

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -40,8 +41,36 @@ def test_games_lists_every_registered_game():
     ids = [game["env_id"] for game in games]
     assert ids == list(dice_envs_package.env_ids())
     pig = next(game for game in games if game["env_id"] == "dice_envs/Pig-v0")
-    assert pig["players"] == "two" and "hold-at-K" in pig["policy_names"]
+    assert pig["players"] == "two" and pig["short_name"] == "pig"
     assert any("Neller" in reference for reference in pig["references"])
+    policies = {row["name"]: row["description"] for row in pig["policies"]}
+    assert list(policies) == ["hold-at-K", "keep-pace", "random", "two-player-optimal", "optimal"]
+    assert policies["optimal"].startswith("the best response to its opponent hold-at-20")
+    arguments = {row["name"]: row for row in pig["arguments"]}
+    assert list(arguments) == ["goal", "sides", "die_probs", "opponent", "agent_starts"]
+    assert (
+        arguments["goal"]["default"] == 100
+        and "an integer >= 1" in arguments["goal"]["description"]
+    )
+    assert arguments["opponent"]["default"] == "hold-at-20"
+
+
+def test_games_of_one_game_by_its_short_name_says_what_each_argument_and_policy_is(capsys):
+    record = cli_json("games", "hog")
+    listed = cli_json("games")["games"]
+    assert record == next(game for game in listed if game["env_id"] == "dice_envs/Hog-v0")
+    out = io.StringIO()
+    assert cli_main(["games", "Hog"], out=out) == 0  # the same game as text, case aside
+    text = out.getvalue()
+    assert text.startswith("dice_envs/Hog-v0 (hog): Hog to 100")
+    # Each argument with its default and what it allows; each policy with its line.
+    assert re.search(r"^  max_dice=10 +the most dice a turn may throw .*>= 1", text, re.M)
+    assert re.search(r"^  dice-K +throws K dice every turn$", text, re.M)
+    assert re.search(r"^  two-player-optimal +the two-player optimum", text, re.M)
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["games", "hogg"])
+    assert exit_.value.code == 2
+    assert "did you mean hog (dice_envs/Hog-v0)?" in capsys.readouterr().err
 
 
 def test_solve_with_options_in_any_order():
@@ -119,7 +148,7 @@ def test_exploitability_and_equilibrium_agree_with_the_library():
     assert sum(equilibrium["strategy at 3,4"]) == pytest.approx(1.0)
 
 
-def test_a_short_name_stands_for_its_id_in_every_subcommand():
+def test_a_short_name_stands_for_its_id_in_every_subcommand(capsys):
     def run(*argv: str) -> dict:
         out = io.StringIO()
         assert cli_main([*argv, "--json"], out=out) == 0
@@ -133,9 +162,14 @@ def test_a_short_name_stands_for_its_id_in_every_subcommand():
                 "dice_envs/SumAvoid-v0",
                 by_id["value"],
             )
-    with pytest.raises(SystemExit) as exit_:  # a name that is no game's: the ids are listed
+    with pytest.raises(SystemExit) as exit_:  # a name that is no game's: the closest, in one line
         cli_main(["solve", "sum_avoidd"], out=io.StringIO())
     assert exit_.value.code == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert error == (
+        "dice-envs solve: error: no game is called 'sum_avoidd'; did you mean sum_avoid "
+        "(dice_envs/SumAvoid-v0)?"
+    )
 
 
 def test_the_plain_output_aligns_its_fields_and_lists_the_games_in_blocks():
@@ -143,14 +177,39 @@ def test_the_plain_output_aligns_its_fields_and_lists_the_games_in_blocks():
     assert cli_main(["exploitability", "pig", "goal=30", "--policy", "hold-at-20"], out=out) == 0
     lines = out.getvalue().splitlines()
     assert "best_response_value: 0.6004202722" in lines
+    assert "          policy_is: rolls until the turn total reaches 20, then holds" in lines
     assert len({line.index(": ") for line in lines}) == 1, lines  # one column of colons
     out = io.StringIO()
     assert cli_main(["games"], out=out) == 0
     block = out.getvalue().split("\ndice_envs/Pig-v0\n")[1].split("\n\n")[0].splitlines()
     assert [line.split(":")[0].strip() for line in block] == [
-        "players", "summary", "policy_names", "references"
+        "short name", "players", "summary", "arguments", "policies"
     ]  # fmt: skip
-    assert block[2].endswith(": hold-at-K; keep-pace; random; optimal")
+    assert block[3].endswith(
+        ": goal=100, sides=None, die_probs=None, opponent='hold-at-20', agent_starts=None"
+    )
+    assert block[4].endswith(": hold-at-K; keep-pace; random; two-player-optimal; optimal")
+
+
+def test_a_gap_of_round_off_prints_as_0_and_nothing_lost_says_none():
+    out = io.StringIO()
+    assert cli_main(["evaluate", "pig", "goal=30", "--policy", "optimal"], out=out) == 0
+    lines = [line.strip() for line in out.getvalue().splitlines()]
+    assert "gap: 0" in lines and "relative_gap: 0" in lines
+    assert "where_lost: none (no observation loses more than round-off)" in lines
+    data = cli_json("evaluate", "pig", "goal=30", "--policy", "optimal")
+    assert data["where_lost"] == [] and abs(data["gap"]) <= 1e-12  # the number as computed
+    out = io.StringIO()
+    assert cli_main(["evaluate", "pig", "goal=30", "--policy", "hold-at-20"], out=out) == 0
+    gap = cli_json("evaluate", "pig", "goal=30", "--policy", "hold-at-20")["gap"]
+    assert f"gap: {gap:.10g}" in [line.strip() for line in out.getvalue().splitlines()]
+
+
+def test_counts_print_with_separators_in_text_and_as_numbers_in_json():
+    out = io.StringIO()
+    assert cli_main(["solve", "pig", "goal=30"], out=out) == 0
+    assert "             states: 2,856" in out.getvalue().splitlines()
+    assert cli_json("solve", "pig", "goal=30")["states"] == 2856
 
 
 def test_output_into_a_pipe_its_reader_closed_ends_quietly():
@@ -163,28 +222,11 @@ def test_output_into_a_pipe_its_reader_closed_ends_quietly():
     assert process.returncode == 1 and stderr == "", stderr
 
 
-def test_play_shows_action_values_and_what_a_choice_gives_up():
-    # Round 1 shows a 1: taking it (worth 2) instead of rerolling (10.5) gives up 8.5; then
-    # a wrong word is refused and the last round's take gives up nothing.
-    result = dice_envs("play", D20, "rounds=2", "--seed", "0", stdin="take\nfold\n0\n")
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "1: reroll         worth 10.5 (best)" in out
-    assert "you chose take: gave up 8.5" in out
-    assert "not a legal move: 'fold'" in out
-    assert "your choices gave up 8.5 in expectation" in out
-
-
-def test_play_stops_cleanly_when_the_input_ends():
-    result = dice_envs("play", D20, "rounds=3", stdin="")
-    assert result.returncode == 1 and "input ended" in result.stdout
-
-
 @pytest.mark.parametrize(
     "args, message",
     [
         (("solve", "dice_envs/SumAvoid-v0", "N=1"), "N must be"),
-        (("solve", "dice_envs/Nope-v0"), "env_id must be one of"),
+        (("solve", "dice_envs/Nope-v0"), "no game is called 'dice_envs/Nope-v0'"),
         (("solve", "dice_envs/SumAvoid-v0", "oops"), "key=value"),
         (("evaluate", "dice_envs/SumAvoid-v0", "--policy", "dance"), "stop-at-K"),
         (("evaluate", D20, "--policy", "missing.npy"), "does not exist"),

@@ -17,7 +17,7 @@ import pytest
 import baselines
 from baselines.protocols import GameEvaluation, GameSolution, Loss
 from dice_envs import GAMES, env_ids, make_model
-from dice_envs.policies import policy_names
+from dice_envs.policies import SOLVED_POLICIES, policy_names
 
 IDS = list(env_ids())
 SCRIPT = Path(sys.executable).parent / "dice-envs"
@@ -77,7 +77,7 @@ def test_every_evaluation_says_where_it_loses_in_one_record_type(env_id):
     assert isinstance(exact, GameEvaluation)
     assert exact.gap == pytest.approx(0.0, abs=1e-9) and exact.where_lost(5) == []
     names = GAMES[env_id].policies or policy_names(env_id, **kwargs)
-    name = next(n for n in names if "K" not in n and n not in ("optimal", "two-player-optimal"))
+    name = next(n for n in names if "K" not in n and n not in SOLVED_POLICIES)
     scored = baselines.evaluate(name, env_id, **kwargs)
     assert isinstance(scored, GameEvaluation)
     lost = scored.where_lost(3)
@@ -119,11 +119,11 @@ def test_every_model_names_its_game_and_arguments_in_its_repr(env_id):
 
 
 # One process runs every subcommand on each game in turn (importing the command line takes
-# seconds): JSON in (the games as [id, arguments, named policy], whether to register the toy
-# games first), by game each subcommand's exit status and output out (an exception as status
-# None and its traceback).
+# seconds): JSON in (the games as [id, arguments, named policy, every policy name], whether to
+# register the toy games first), by game each subcommand's exit status and output out (an
+# exception as status None and its traceback; a usage error as its exit status and stderr).
 EVERY_SUBCOMMAND = """
-import io, json, sys, traceback
+import contextlib, io, json, sys, traceback
 sys.path.insert(0, sys.argv[2])
 from dice_envs_cli import main
 games, toy = json.loads(sys.argv[1])
@@ -136,16 +136,19 @@ from dice_envs import GAMES
 
 
 def run(argv, stdin=None):
-    out = io.StringIO()
+    out, err = io.StringIO(), io.StringIO()
     try:
-        return [main(argv, out=out) if stdin is None else main(argv, stdin=stdin, out=out),
-                out.getvalue()]
-    except BaseException:
+        with contextlib.redirect_stderr(err):
+            status = main(argv, out=out) if stdin is None else main(argv, stdin=stdin, out=out)
+        return [status, out.getvalue() if status == 0 else err.getvalue()]
+    except SystemExit as exit_:
+        return [exit_.code, err.getvalue()]
+    except BaseException:  # noqa: B036 (a defect: its traceback)
         return [None, traceback.format_exc()]
 
 
 every = {}
-for env_id, pairs, named in games:
+for env_id, pairs, named, names in games:
     players = GAMES[env_id].players
     runs = {
         "games": ["games", "--json"],
@@ -155,9 +158,11 @@ for env_id, pairs, named in games:
         "named": ["evaluate", env_id, *pairs, "--policy", named, "--where-lost", "3", "--json"],
     }
     game_pairs = [pair for pair in pairs if not pair.startswith("opponent=")]  # the policy's
-    if players != "one":
-        runs["exploitability"] = ["exploitability", env_id, *game_pairs, "--policy", named,
-                                  "--json"]
+    for name in names:
+        runs[f"evaluate {name}"] = ["evaluate", env_id, *pairs, "--policy", name, "--json"]
+        if players != "one":
+            runs[f"exploitability {name}"] = ["exploitability", env_id, *game_pairs,
+                                              "--policy", name, "--json"]
     if GAMES[env_id].equilibrium_solver:
         runs["equilibrium"] = ["equilibrium", env_id, *game_pairs, "--json"]
     found = {name: run(argv) for name, argv in runs.items()}
@@ -173,13 +178,23 @@ def _pairs(kwargs: dict) -> list[str]:
 
 def _named(env_id: str, kwargs: dict) -> str:
     names = GAMES[env_id].policies or policy_names(env_id, **kwargs)
-    return next(n for n in names if "K" not in n and "optimal" not in n)
+    return next(n for n in names if "K" not in n and n not in SOLVED_POLICIES)
+
+
+def every_name(env_id: str, kwargs: dict) -> list[str]:
+    """Every policy name of the game at `kwargs`: its registration's (patterns filled in) and
+    its own without a K ("optimal", "two-player-optimal", "random", ...)."""
+    names = [*GAMES[env_id].policies, *policy_names(env_id, **kwargs)]
+    return [name for name in dict.fromkeys(names) if "K" not in name]
 
 
 def every_subcommand(games: dict[str, tuple[dict, str]], toy: bool = False) -> dict:
     """Game id -> (keyword arguments, named policy) in; game id -> subcommand -> its raw
     result (exit status, output) out, from one process."""
-    cases = [[env_id, _pairs(kwargs), named] for env_id, (kwargs, named) in games.items()]
+    cases = [
+        [env_id, _pairs(kwargs), named, every_name(env_id, kwargs) if not toy else [named]]
+        for env_id, (kwargs, named) in games.items()
+    ]
     done = subprocess.run(
         [sys.executable, "-c", EVERY_SUBCOMMAND, json.dumps([cases, toy]),
          str(Path(__file__).parent)],
@@ -208,7 +223,10 @@ def every_game() -> dict:
 @pytest.mark.parametrize("env_id", IDS)
 def test_every_subcommand_runs_on_every_game(env_id, every_game):
     kwargs = small(env_id)
-    found = outputs(every_game[env_id])
+    found = every_game[env_id]
+    found = outputs(
+        {k: v for k, v in found.items() if k.split()[0] not in ("evaluate", "exploitability")}
+    )
     solution = baselines.solve(env_id, **kwargs)
     assert found["solve"]["value"] == pytest.approx(solution.value, abs=1e-9)
     assert found["optimal"]["gap"] == pytest.approx(0.0, abs=1e-9)
@@ -221,12 +239,43 @@ def test_every_subcommand_runs_on_every_game(env_id, every_game):
         [row.pop("loss") for row in lost], abs=1e-9
     )
     assert named["where_lost"] == lost  # the same decisions: observation, action, optimal one
-    if "exploitability" in found:
-        game_kwargs = {k: v for k, v in kwargs.items() if k != "opponent"}
-        exploited = baselines.exploitability(name, env_id, **game_kwargs).value
-        assert found["exploitability"]["value"] == pytest.approx(exploited, abs=1e-9)
     assert env_id in {game["env_id"] for game in found["games"]["games"]}
     assert found["play"]  # it showed the game before the person quit
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_python_and_the_command_line_agree_on_every_policy_name(env_id, every_game):
+    """One meaning per name: `baselines.evaluate(name, ...)` and `exploitability(name, ...)`
+    are what `dice-envs evaluate|exploitability --policy name` print, to 1e-12, for every
+    name of every game; a name a game refuses at these arguments is refused by both."""
+    kwargs = small(env_id)
+    game_kwargs = {k: v for k, v in kwargs.items() if k != "opponent"}
+    found = every_game[env_id]
+    names = every_name(env_id, kwargs)
+    assert "optimal" in names
+    checked = 0
+    for command, call, arguments in (
+        ("evaluate", baselines.evaluate, kwargs),
+        ("exploitability", baselines.exploitability, game_kwargs),
+    ):
+        if command == "exploitability" and GAMES[env_id].players == "one":
+            assert not any(key.startswith(command) for key in found)
+            continue
+        for name in names:
+            status, text = found[f"{command} {name}"]
+            try:
+                expected = call(name, env_id, **arguments).as_dict()
+            except ValueError as error:  # refused: so is it on the command line, as a usage error
+                assert status == 2 and f"--policy {name}" in text, (name, error, text)
+                continue
+            assert status == 0, (command, name, text)
+            printed = json.loads(text.strip().splitlines()[-1])
+            assert printed["policy"] == name and printed["policy_is"]
+            for key, value in expected.items():
+                if key != "seconds":
+                    assert printed[key] == pytest.approx(value, abs=1e-12), (command, name, key)
+            checked += 1
+    assert checked >= len(names) - 1  # at most one name (tijms-thresholds) refused here
 
 
 def test_a_toy_game_registered_outside_the_packages_runs_every_subcommand():
@@ -237,7 +286,8 @@ def test_a_toy_game_registered_outside_the_packages_runs_every_subcommand():
     assert found["solve"]["value"] == pytest.approx(7 / 3, abs=1e-12)
     assert found["named"]["value"] == pytest.approx(2.0, abs=1e-12)  # stops on anything
     race = outputs(every["toy/CoinRace-v0"])
-    assert "exploitability" in race and race["exploitability"]["value"] >= 0
+    assert race["exploitability walk"]["value"] >= 0
+    assert race["named"]["policy_is"].startswith("a policy the game names")  # undescribed
 
 
 def test_the_full_yahtzee_solve_through_the_command_line():

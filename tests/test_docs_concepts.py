@@ -64,6 +64,8 @@ def test_openspiel_measures_are_two_and_four_times_the_exploitability(policy):
 
 
 def test_the_optimum_has_no_exploitability_on_either_scale():
-    seats = seat_by_seat("optimal")
+    seats = seat_by_seat("two-player-optimal")
     assert seats["first"] + seats["second"] == pytest.approx(1.0, abs=1e-9)
-    assert baselines.exploitability("optimal", PIG, goal=GOAL).value == pytest.approx(0, abs=1e-9)
+    assert baselines.exploitability("two-player-optimal", PIG, goal=GOAL).value == pytest.approx(
+        0, abs=1e-9
+    )

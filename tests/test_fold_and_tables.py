@@ -94,7 +94,7 @@ TABLE_CASES = [
     (PIG, {"goal": 9, "die_probs": (1 / 3,) * 3, "opponent": "random"}),
     (PIG, {"goal": 15, "die_probs": LOADED, "opponent": "keep-pace", "agent_starts": True}),
     (PIG, {"goal": 25, "opponent": "hold-at-20"}),
-    (PIG, {"goal": 25, "opponent": "optimal", "agent_starts": False}),
+    (PIG, {"goal": 25, "opponent": "two-player-optimal", "agent_starts": False}),
     (PIG, {"goal": 20, "opponent": twelve_or_roll}),
     (SUM_AVOID, {}),
     (SUM_AVOID, {"N": 7, "sides": 4}),

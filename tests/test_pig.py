@@ -70,7 +70,7 @@ def test_neller_presser_first_player_win_probability():
     # by Tijms, 2012): with both players optimal the first player wins 0.5306 of games to 100.
     optimum = two_player_optimum(100, uniform_die(6))
     assert round(optimum.value, 4) == 0.5306
-    best = baselines.solve(ID, opponent="optimal", agent_starts=True)
+    best = baselines.solve(ID, opponent="two-player-optimal", agent_starts=True)
     assert best.value == pytest.approx(optimum.value, abs=1e-9)
 
 
@@ -108,11 +108,11 @@ def test_two_player_optimum_against_brute_force(goal, probs):
         (12, uniform_die(6), "hold-at-20"),
         (8, LOADED, "hold-at-3"),
         (2, uniform_die(6), "hold-at-20"),
-        (9, uniform_die(6), "optimal"),
+        (9, uniform_die(6), "two-player-optimal"),
     ],
 )
 def test_best_response_against_brute_force(goal, probs, opponent, agent_starts):
-    if opponent == "optimal":
+    if opponent == "two-player-optimal":
         table = two_player_optimum(goal, probs).roll
         rolls = lambda own, other, turn: bool(table[own, other, turn])  # noqa: E731
     else:
@@ -126,7 +126,7 @@ def test_best_response_against_brute_force(goal, probs, opponent, agent_starts):
     )
 
 
-@pytest.mark.parametrize("opponent", ["hold-at-20", "keep-pace", "random", "optimal"])
+@pytest.mark.parametrize("opponent", ["hold-at-20", "keep-pace", "random", "two-player-optimal"])
 @pytest.mark.parametrize("goal", [15, 30])
 def test_specialised_and_generic_best_responses_agree(goal, opponent):
     fast = baselines.solve(ID, goal=goal, opponent=opponent, agent_starts=None)
@@ -218,8 +218,8 @@ def test_plain_value_iteration_refuses_bad_arguments(kwargs, match):
 
 
 LOADED_CASES = (
-    [((1 / 6, 5 / 6), goal, "optimal") for goal in range(37, 61)]
-    + [((1 / 3, 2 / 3), goal, "optimal") for goal in range(33, 61)]
+    [((1 / 6, 5 / 6), goal, "two-player-optimal") for goal in range(37, 61)]
+    + [((1 / 3, 2 / 3), goal, "two-player-optimal") for goal in range(33, 61)]
     + [((1 / 3, 2 / 3), goal, "hold-at-20") for goal in range(19, 61)]
 )
 
@@ -228,14 +228,14 @@ LOADED_CASES = (
 @pytest.mark.parametrize("die, goal, opponent", LOADED_CASES)
 def test_loaded_dice_solve_and_agree_with_value_iteration(die, goal, opponent):
     """The cases whose exact ties once stalled the layered solver (a two-faced die): the
-    two-player optimum (best response to "optimal", agent first) and the best response to
+    two-player optimum (best response to "two-player-optimal", agent first) and the best response to
     hold-at-20 agree with generic value iteration on every Q-value."""
     kwargs = {"goal": goal, "die_probs": die, "opponent": opponent, "agent_starts": True}
     fast = baselines.solve(ID, **kwargs)
     generic = baselines.solve(ID, method="generic", tol=1e-13, **kwargs)
     assert fast.bellman_residual <= 1e-12
     np.testing.assert_allclose(baselines.on_states(fast, generic.tables).q, generic.q, atol=1e-9)
-    if opponent == "optimal":
+    if opponent == "two-player-optimal":
         assert fast.value == pytest.approx(two_player_optimum(goal, die).value, abs=1e-12)
 
 

@@ -139,7 +139,9 @@ def test_optimal_opponent_in_every_race():
         rules = make_model(env_id, **kwargs).model
         first = two_player_optimum(rules).value
         for starts, expected in [(True, first), (False, 1 - first)]:
-            value = baselines.solve(env_id, opponent="optimal", agent_starts=starts, **kwargs)
+            value = baselines.solve(
+                env_id, opponent="two-player-optimal", agent_starts=starts, **kwargs
+            )
             assert value.value == pytest.approx(expected, abs=1e-9)
 
 
@@ -154,7 +156,9 @@ def test_named_policies_and_bad_names():
     # 10 k + (i + k) >= 200: at i = 0 hold from k = 19 (209 >= 200), at i = 90 from k = 10.
     assert holds[0, 0, 18:20].tolist() == [False, True]
     assert holds[90, 0, 9:11].tolist() == [False, True]
-    with pytest.raises(ValueError, match="opponent: policy for .* must be one of"):
+    with pytest.raises(
+        ValueError, match="opponent: a policy of this game must be one of .*two-player-optimal"
+    ):
         make_model("dice_envs/TwoDicePig-v0", opponent="keep-pace")
     # A named policy that mixes is scored as the probabilities it plays.
     uniform = np.full((11, 11, 10), 0.1)
@@ -162,5 +166,7 @@ def test_named_policies_and_bad_names():
     by_table = baselines.evaluate(uniform, "dice_envs/Hog-v0", goal=10)
     assert by_name.value == pytest.approx(by_table.value, abs=1e-12)
     assert 0.0 < by_name.value < by_name.optimal_value
-    with pytest.raises(ValueError, match="must be one of five-dice, dice-K, random, optimal"):
+    with pytest.raises(
+        ValueError, match="must be one of five-dice, dice-K, random, two-player-optimal, optimal"
+    ):
         baselines.evaluate("hold-at-20", "dice_envs/Hog-v0", goal=10)

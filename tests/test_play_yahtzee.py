@@ -26,12 +26,13 @@ from dice_envs.games.yahtzee import (
     dice_index,
 )
 from dice_envs_cli.play_yahtzee import action_label, parse_choice, play_yahtzee
+from dice_envs_cli.prompt import PROMPT
 
 YAHTZEE_ID = "dice_envs/Yahtzee-v0"
 
 ROOT = Path(__file__).resolve().parent.parent
 BOXES = ["sixes", "full_house", "chance"]  # a game of three turns, solved in a blink
-ROW = re.compile(r"^  \[(\d+)\] .*?\s(-?\d+\.\d{4})\s+(best|\d+\.\d{4})$")
+ROW = re.compile(r"^  (\S.*?)\s{2,}(-?\d+\.\d{4})\s+(best|\d+\.\d{4})$")
 
 
 def mask_of(model: Yahtzee, state: PlayState) -> np.ndarray:
@@ -79,11 +80,11 @@ def test_each_action_is_shown_as_what_it_does():
     assert action_label(model, state, 0b10001) == "keep 3 5 5"
     assert action_label(model, state, 0b10111) == "keep 5"
     assert action_label(model, state, 31) == "keep nothing (reroll all)"
-    assert action_label(model, state, 32 + 8) == "score full_house for 0"
+    assert action_label(model, state, 32 + 8) == "score full house for 0"
     assert action_label(model, state, 32 + 12) == "score chance for 20"
     assert action_label(model, state, 32 + 4) == "score fives for 10 (+35 bonus)"  # 60 + 10
     full_house = state._replace(dice=dice_index([2, 2, 4, 4, 4]))
-    assert action_label(model, full_house, 32 + 8) == "score full_house for 25"
+    assert action_label(model, full_house, 32 + 8) == "score full house for 25"
 
 
 def test_a_box_that_can_not_take_the_dice_is_refused_with_the_reason():
@@ -120,10 +121,19 @@ def keep_the_highest_die(screen: str) -> str:
     return f"keep {dice[-1]}"
 
 
+def legal_options(env, solution) -> dict[str, tuple[int, float]]:
+    """Label -> (action, value to go) of every legal action at the env's state."""
+    state = env.unwrapped.state
+    values = solution.turn_action_values(TurnState(*state[:3]), state.dice, state.rolls_left)
+    mask = env.unwrapped.action_masks()
+    model = env.unwrapped.model
+    return {action_label(model, state, a): (a, values[a]) for a in np.flatnonzero(mask)}
+
+
 def test_a_scripted_game_ends_with_the_sum_of_its_rewards_and_the_solutions_values():
     lines = [
-        "fly", "keep", "", "reroll all", "keep 1", "chance",  # turn 1 (fly, keep 1: refused)
-        keep_the_highest_die, "keep nothing", "score sixes",  # turn 2
+        "fly", "keep", "?", "", "reroll all", "keep 1", "chance",  # turn 1 (fly, keep 1: refused)
+        keep_the_highest_die, "?", "keep nothing", "score sixes",  # turn 2
         "keep 9", "31", "3k", "keep", "best",  # turn 3 (keep 9, 3k: refused)
     ]  # fmt: skip
     screen = io.StringIO()
@@ -134,35 +144,44 @@ def test_a_scripted_game_ends_with_the_sum_of_its_rewards_and_the_solutions_valu
         == 0
     )
     out = screen.getvalue()
-    assert out.count("type ? for help") == 4  # the four refused lines, each asked again
-    chosen = [int(a) for a in re.findall(r"you chose \[(\d+)\]", out)]
+    refused = out.replace("\n  ", " ").count("help says how to type a move")
+    assert refused == 4  # fly, keep 1, keep 9, 3k
+    chosen = re.findall(r"> you chose (.*?): (?:the best move|gave up)", out)
     assert len(chosen) == 9
     # Replay the choices on the env with the same seed: the same dice, and at every decision
-    # the listing is the legal actions with the solution's values, best first.
+    # the table lists the best legal actions with the solution's values, best first, and `?`
+    # lists them all.
     solution = solve_yahtzee(joker="free", boxes=BOXES)
     env = gym.make(YAHTZEE_ID, joker="free", boxes=BOXES)
-    _obs, info = env.reset(seed=7)
-    blocks = out.split("\nturn ")[1:]
-    rewards, lost = [], 0.0
-    for block, action in zip(blocks, chosen, strict=True):
-        state = env.unwrapped.state
-        values = solution.turn_action_values(TurnState(*state[:3]), state.dice, state.rolls_left)
-        rows = [ROW.match(line).groups() for line in block.splitlines() if ROW.match(line)]
-        shown = {int(a): float(v) for a, v, _ in rows}
-        assert sorted(shown) == np.flatnonzero(info["action_mask"]).tolist()
-        assert all(abs(v - values[a]) < 5.1e-5 for a, v in shown.items())
-        assert list(shown.values()) == sorted(shown.values(), reverse=True)
-        best = np.nanmax(values)
-        losses = [(0.0 if loss == "best" else float(loss)) for _a, v, loss in rows]
-        assert losses == pytest.approx([best - float(v) for _a, v, _ in rows], abs=1e-4)
-        lost += best - values[action]
-        _obs, reward, terminated, _truncated, info = env.step(action)
+    env.reset(seed=7)
+    blocks = out.split("\n\nturn ")[1:]  # a ? listing repeats the turn line, unspaced
+    rewards, lost, listed_all = [], 0.0, 0
+    for block, label in zip(blocks, chosen, strict=True):
+        legal = legal_options(env, solution)
+        best = max(value for _a, value in legal.values())
+        tables = block.split("  move ")[1:]  # the table before the move, then each ? listing
+        for table in tables:
+            rows = [ROW.match(line).groups() for line in table.splitlines() if ROW.match(line)]
+            shown = [(name, float(value)) for name, value, _ in rows]
+            assert all(abs(value - legal[name][1]) < 5.1e-5 for name, value in shown)
+            ranked = sorted(legal, key=lambda name: (-legal[name][1], legal[name][0]))
+            assert [name for name, _ in shown] == ranked[: len(shown)]
+            assert len(shown) == min(5, len(legal)) or len(shown) == len(legal)
+            listed_all += len(shown) == len(legal) > 5
+            losses = [0.0 if loss == "best" else float(loss) for _n, _v, loss in rows]
+            assert losses == pytest.approx([best - legal[name][1] for name, _ in shown], abs=1e-4)
+        action, value = legal[label]
+        lost += best - value
+        _obs, reward, terminated, _truncated, _info = env.step(action)
         rewards.append(reward)
+    assert listed_all == 2  # the two ? listings
     assert terminated
     assert f"game over: final score {sum(rewards):g}\n" in out
-    shown_rewards = [float(r) for r in re.findall(r"^reward (\S+);", out, re.MULTILINE)]
-    assert shown_rewards == [r for a, r in zip(chosen, rewards, strict=True) if a >= 32]
-    assert re.search(r"your 9 choices lost (\S+) in expectation", out).group(1) == f"{lost:.4f}"
+    verdicts = [v.replace("\n  ", " ") for v in re.findall(r"> you chose .*(?:\n  .*)*", out)]
+    shown_scores = [float(m[1]) for v in verdicts if (m := re.search(r"; score (\S+)$", v))]
+    scored = np.array([label.startswith("score") for label in chosen])
+    assert shown_scores == np.cumsum(rewards)[scored].tolist()
+    assert re.search(r"your 9 moves gave up (\S+) in expectation", out).group(1) == f"{lost:.4f}"
     assert f"optimal play expects a final score of {solution.value:.4f} from the start" in out
     assert env.unwrapped.state.filled == FULL_CARD
 
@@ -174,7 +193,22 @@ def test_the_input_ending_or_a_quit_stops_the_game_cleanly():
     screen = io.StringIO()
     assert play_yahtzee({"boxes": BOXES}, 0, io.StringIO("best\nq\n"), screen, YAHTZEE_ID) == 0
     assert "quit with a score of" in screen.getvalue()
-    assert "your 1 choices lost 0.0000" in screen.getvalue()
+    assert "your 1 moves gave up 0.0000" in screen.getvalue()
+
+
+def test_every_command_works_in_yahtzee():
+    screen = io.StringIO()
+    lines = ["help", "hint", "?", "best", "quit"]
+    assert play_yahtzee({"boxes": BOXES}, 0, Typist(lines, screen), screen, YAHTZEE_ID) == 0
+    blocks = screen.getvalue().split(PROMPT)
+    assert "Type the faces to keep ('keep 5 5 3'" in blocks[1]
+    assert "? or all: every legal move" in blocks[1]
+    best = re.search(r"^  (keep [\d ]+?)\s{2,}\S+\s+best$", blocks[0], re.MULTILINE).group(1)
+    assert blocks[2].startswith(f"hint: {best}, worth ")
+    assert len(blocks[3].splitlines()) > 20 and "and " not in blocks[3]  # every action
+    assert re.search(r"^turn 1/3, rolls left 2, score 0; .*\ndice: ", blocks[3], re.MULTILINE)
+    assert blocks[4].startswith(f"you chose {best}: the best move")
+    assert blocks[5].startswith("quit with a score of 0")
 
 
 def test_the_command_plays_yahtzee_by_its_short_name_and_checks_joker(capsys):
@@ -183,7 +217,7 @@ def test_the_command_plays_yahtzee_by_its_short_name_and_checks_joker(capsys):
     argv = ["play", "yahtzee", "joker=verhoeff", f"boxes={BOXES}", "--seed", "1"]
     assert cli.main(argv, stdin=stdin, out=out) == 0
     assert "Yahtzee (joker=verhoeff, boxes sixes, full_house, chance)" in out.getvalue()
-    assert "your 0 choices" not in out.getvalue() and "game over" in out.getvalue()
+    assert "your 0 moves" not in out.getvalue() and "game over" in out.getvalue()
     for argv, message in [
         (["play", "yahtzee", "joker=wild"], "joker"),
         (["play", "pig", "joker=free"], "joker"),
@@ -215,4 +249,5 @@ def test_the_command_in_a_process_of_its_own_plays_a_game_of_yahtzee():
         cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr
-    assert "solving it exactly" in result.stdout and "game over: final score" in result.stdout
+    assert "solving dice_envs/Yahtzee-v0 exactly" in result.stdout
+    assert "game over: final score" in result.stdout

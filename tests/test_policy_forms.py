@@ -117,9 +117,11 @@ def test_an_sb3_model_is_the_table_of_its_actions():
 
 
 def test_a_name_that_does_not_fit_the_game_lists_the_names_that_do():
-    with pytest.raises(ValueError, match="must be one of five-dice, dice-K, random, optimal"):
+    with pytest.raises(
+        ValueError, match="must be one of five-dice, dice-K, random, equilibrium, optimal"
+    ):
         baselines.evaluate("hold-at-20", SIMHOG, **SIMHOG_ARGS)
-    with pytest.raises(ValueError, match="env_id must be one of"):
+    with pytest.raises(ValueError, match="env_id must be a registered id.*did you mean pig"):
         baselines.evaluate("hold-at-20", "dice_envs/Pgi-v0")
     # Simultaneous Hog's default opponent is a named policy of the game like any other.
     assert baselines.evaluate("five-dice", SIMHOG, **SIMHOG_ARGS).value == pytest.approx(0.5)

@@ -273,9 +273,9 @@ def test_the_equilibrium_is_unexploitable_and_five_dice_is_exploited():
     generic = baselines.solve(ENV_ID, method="generic", goal=goal, max_dice=dice, opponent="dice-5")
     assert fast == pytest.approx(generic.value, abs=1e-11)
     assert fast - 0.5 > 0.01
-    # The "optimal" opponent name reads the same equilibrium.
-    optimal = baselines.exploitability("optimal", ENV_ID, goal=goal, max_dice=dice)
-    assert optimal.value == pytest.approx(0.0, abs=1e-12)
+    # The "equilibrium" policy name reads the same equilibrium.
+    named = baselines.exploitability("equilibrium", ENV_ID, goal=goal, max_dice=dice)
+    assert named.value == pytest.approx(0.0, abs=1e-12)
 
 
 def test_plain_shapley_iteration_reaches_the_ordered_solve():

@@ -136,7 +136,9 @@ def test_cli_errors_and_json(tmp_path):
     command = [sys.executable, "-m", "training.train"]
     result = subprocess.run(command + [str(bad)], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 2 and "unknown key 'eps'" in result.stderr
-    assert len(result.stderr.strip().splitlines()) <= 3  # usage and one error line
+    lines = result.stderr.strip().splitlines()  # the usage, then one error line
+    assert lines[0].startswith("usage: python -m training.train ")
+    assert lines[-1].startswith("python -m training.train: error: ") and "error" not in lines[-2]
     good = tmp_path / "good.yaml"
     raw = yaml.safe_load((CONFIGS / "d20_rounds" / "qlearning.yaml").read_text())
     raw["budgets"]["quick"] = {"timesteps": 20_000, "eval_every": 10_000}

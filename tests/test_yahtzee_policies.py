@@ -107,7 +107,7 @@ def test_greedy_turn_at_hand_checked_observations(observation, expected):
 
 
 def test_the_names_are_the_models_and_others_are_refused():
-    assert policy_names(ENV_ID) == ("score-at-once", "greedy-turn")
+    assert policy_names(ENV_ID) == ("score-at-once", "greedy-turn", "optimal")
     assert named_policy(ENV_ID, "greedy-turn", boxes=["chance"]).name == "greedy-turn"
     with pytest.raises(ValueError, match="score-at-once, greedy-turn"):
         named_policy(ENV_ID, "hold-at-20")

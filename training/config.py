@@ -133,12 +133,13 @@ def has_budget(path: str | Path, budget: str) -> bool:
     return True
 
 
-def check_seed(seed: Any) -> int:
-    """A seed given on its own (the CLI's `--seed`): an integer >= 0."""
+def check_seed(seed: Any, name: str = "seed") -> int:
+    """A seed given on its own: an integer >= 0; `name` is how the error names it (the
+    command line's "--seed")."""
     try:
         return _ONE_SEED.validate_python(seed, strict=True)
     except ValidationError as error:
-        raise ConfigError(_explained(error, "seed")) from None
+        raise ConfigError(_explained(error, name)) from None
 
 
 game_name = game_slug  # the configs/ folder name of an env id

@@ -239,9 +239,9 @@ def build_report(configs="configs", budget="quick", runs="runs", out=None, games
     return table
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m training.report") -> int:
     parser = argparse.ArgumentParser(
-        prog="dice-envs report",
+        prog=prog,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -254,11 +254,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", nargs="+", default=None)
     args = parser.parse_args(argv)
     out = default_out(args.budget) if args.out is None else Path(args.out)
+    try:  # what was asked for: the configs and games (their errors are the user's)
+        planned_runs(args.configs, args.budget, args.games)
+    except ValueError as error:  # a ConfigError too
+        parser.error(str(error))
     try:
         print(build_report(args.configs, args.budget, args.runs, out, args.games))
-    except (ReportError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    except ReportError as error:
+        parser.error(str(error))
     print(f"report in {out}/", file=sys.stderr)
     return 0
 

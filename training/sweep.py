@@ -231,8 +231,8 @@ def _sigterm_as_ctrl_c():
             signal.signal(signal.SIGINT, previous[1])
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
+def main(argv: list[str] | None = None, prog: str = "python -m training.sweep") -> int:
+    parser = _parser(prog)
     args = parser.parse_args(argv)
     tasks = _planned_tasks(parser, args)
     start = time.perf_counter()
@@ -266,9 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str = "python -m training.sweep") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m training.sweep",
+        prog=prog,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -296,20 +296,19 @@ def _parser() -> argparse.ArgumentParser:
 def _planned_tasks(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list:
     """The runs the arguments select; a bad argument or an empty selection exits with 2."""
     if args.workers < 1:
-        parser.exit(2, f"error: --workers must be >= 1, got {args.workers}\n")
+        parser.error(f"--workers must be >= 1, got {args.workers}")
     if args.address is not None and args.backend != "ray":
-        parser.exit(2, "error: --address needs --backend ray\n")
+        parser.error("--address needs --backend ray")
     if args.backend == "ray" and importlib.util.find_spec("ray") is None:
-        parser.exit(2, "error: --backend ray needs Ray: pip install -e '.[ray]'\n")
+        parser.error("--backend ray needs Ray: pip install -e '.[ray]'")
     try:
         tasks = planned_runs(args.configs, args.budget, args.games)
     except (ConfigError, ValueError) as error:
-        parser.exit(2, f"error: {error}\n")
+        parser.error(str(error))
     if not tasks:
-        parser.exit(
-            2,
-            f"error: no config in {args.configs}/<game>/*.yaml (of {args.games or 'any game'}) "
-            f"has a `{args.budget}` budget\n",
+        parser.error(
+            f"no config in {args.configs}/<game>/*.yaml (of {args.games or 'any game'}) "
+            f"has a `{args.budget}` budget"
         )
     return tasks
 

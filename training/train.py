@@ -489,8 +489,8 @@ class BarProgress(Progress):
             self.bar.close()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.train", description=__doc__)
+def main(argv: list[str] | None = None, prog: str = "python -m training.train") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("config", help="a YAML file such as configs/sum_avoid/qlearning.yaml")
     parser.add_argument("--budget", default="quick", choices=("quick", "full"))
     parser.add_argument("--seed", type=int, default=None, help="default: the budget's first")
@@ -500,9 +500,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         config = load_config(args.config, args.budget)
-        seed = config["seeds"][0] if args.seed is None else check_seed(args.seed)
+        seed = config["seeds"][0] if args.seed is None else check_seed(args.seed, "--seed")
     except ConfigError as error:
-        parser.exit(2, f"error: {error}\n")
+        parser.error(str(error))
     bar = BarProgress(f"{Path(args.config).parent.name}/{Path(args.config).stem} seed {seed}")
     try:
         result = run(config, seed, args.runs, stop_after=args.stop_after, progress=bar)
@@ -528,11 +528,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(what_happened(result))
     for key in RESULT_KEYS:
-        print(f"{key:>14}: {result[key]:.6g}")
+        shown = f"{int(result[key]):,}" if key == "steps" else f"{result[key]:.6g}"
+        print(f"{key:>14}: {shown}")
     if "sampled_gap" in result:
         print(
             f"{'sampled gap':>14}: {result['sampled_gap']:.6g} ± {result['sampled_gap_stderr']:.2g}"
-            f" (s.e., {result['sampled_gap_episodes']:.0f} episodes)"
+            f" (s.e., {int(result['sampled_gap_episodes']):,} episodes)"
         )
     if args.json:
         keys = (*RESULT_KEYS, "seed", "env_id", "algo", "run", "run_dir", "status", "resumed_at")

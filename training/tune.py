@@ -354,13 +354,13 @@ def baseline_curve(raw: dict[str, Any], budget: str, seeds: list[int], root: str
     return mean_curve(curves)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
+def main(argv: list[str] | None = None, prog: str = "python -m training.tune") -> int:
+    parser = _parser(prog)
     args = parser.parse_args(argv)
     try:
         search = _checked_arguments(args)
     except ConfigError as error:
-        parser.exit(2, f"error: {error}\n")
+        parser.error(str(error))
     start = time.perf_counter()
     fitted = _fit(args, search)
     if fitted is None:
@@ -374,9 +374,9 @@ def main(argv: list[str] | None = None) -> int:
     return _write_outputs(args, search, record)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str = "python -m training.tune") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m training.tune",
+        prog=prog,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -214,16 +214,18 @@ def load(path: str | Callable[..., GameModel]) -> Callable[..., GameModel]:
     return getattr(importlib.import_module(module), name)
 
 
-def build_model(model: str | Callable[..., GameModel], kwargs: dict[str, Any]) -> GameModel:
+def build_model(
+    model: str | Callable[..., GameModel], kwargs: dict[str, Any], game: str | None = None
+) -> GameModel:
     """`model(**kwargs)`, refusing unknown argument names with a ValueError that lists the
-    allowed ones."""
+    allowed ones; `game` names the game in it (its registered id), never a class."""
     factory = load(model)
     parameters = inspect.signature(factory).parameters
     if not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
         unknown = sorted(set(kwargs) - set(parameters))
         if unknown:
             raise ValueError(
-                f"unknown argument(s) {unknown}; {getattr(factory, '__name__', factory)} takes "
+                f"unknown argument(s) {unknown}; {game or 'the game'} takes "
                 f"{[name for name in parameters if name != 'self']}"
             )
     return factory(**kwargs)

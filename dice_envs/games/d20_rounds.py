@@ -118,6 +118,12 @@ class D20Rounds:
         return f"round {self.rounds - rounds_left + 1}/{self.rounds}, die shows {face}"
 
     policy_names = ("take-anything", "roll-once", "reroll-below-max", "take-above-K")
+    policy_descriptions = {
+        "take-anything": "takes the face showing every round",
+        "roll-once": "rerolls in the first round only, then takes every face",
+        "reroll-below-max": "rerolls every face but the highest",
+        "take-above-K": "takes a face above K, rerolls the rest",
+    }
 
     def named_policy(self, name: str) -> Rule | None:
         """The strategies the d20 write-up simulates: take-anything, roll-once (reroll in the

@@ -24,7 +24,7 @@ from dice_envs.games.base import (
     draw,
     sample_transition,
 )
-from dice_envs.games.seat_policy import policy
+from dice_envs.games.seat_policy import opponent_spec, policy
 from dice_envs.games.simultaneous import SimultaneousFold
 from dice_envs.games.two_player import AGENT, OPPONENT, AgentSeat, TwoPlayerModel, _game_parameter
 from dice_envs.progress import task as progress_task
@@ -58,7 +58,7 @@ class Fold(AgentSeat):
         self.agent_starts = check_choice("agent_starts", agent_starts, (None, True, False))
         if agent_starts is not True and not hasattr(model, "swap_seats"):
             raise ValueError(f"agent_starts={agent_starts} needs a symmetric game")
-        self.opponent = opponent
+        self.opponent = opponent = opponent_spec(model, opponent)
         self.opponent_policy = policy(model, opponent)
         self.num_actions = model.num_actions
         self.action_names = model.action_names

@@ -95,10 +95,10 @@ class Hog:
     - `sides=6`: faces of each (fair) die; an integer >= 2.
     - `opponent="five-dice"`: `"five-dice"` (Tijms's rule: five dice, or trunc(l / 2) when
       l <= 9 points are still needed, at least one), `"dice-K"` (always K dice, K <=
-      `max_dice`), `"random"` (uniform over the dice counts), `"optimal"` (the two-player
-      optimum, from `baselines`), a callable `f(observation) -> action` on the opponent's own
-      observation, a table over the observation grid, or any other policy form of
-      `dice_envs.policies`.
+      `max_dice`), `"random"` (uniform over the dice counts), `"two-player-optimal"` (the
+      two-player optimum, from `baselines`), a callable `f(observation) -> action` on the
+      opponent's own observation, a table over the observation grid, or any other policy form
+      of `dice_envs.policies`.
     - `agent_starts=None`: None flips a fair coin per episode; True or False fixes who starts.
     - `render_mode=None`: `"ansi"`, `"rgb_array"` or `"human"` (that picture in a pygame window).
 
@@ -109,6 +109,12 @@ class Hog:
     event_keys = ("rolls",)
     observation_names = ("own score", "opponent score")
     policy_names = ("five-dice", "dice-K", "random")
+    policy_descriptions = {
+        "five-dice": "Tijms's rule: five dice, or half the points still needed (rounded down, "
+        "at least one) when 9 or fewer are",
+        "dice-K": "throws K dice every turn",
+        "random": "throws a number of dice drawn uniformly",
+    }
     picture_size = (10, 3)
 
     def __init__(self, goal: int = 100, max_dice: int = 10, sides: int = 6) -> None:
@@ -331,7 +337,7 @@ class Hog:
         if match:
             dice = int(match.group(1))
             if not 1 <= dice <= self.max_dice:
-                raise ValueError(f"opponent dice-K needs 1 <= K <= {self.max_dice}, got K={dice}")
+                raise ValueError(f"dice-K needs 1 <= K <= {self.max_dice} (max_dice), got K={dice}")
             return self._dice_table(np.full((self.goal, 1), dice))
         if name == "random":
             table = np.full(self.observation_nvec + (self.max_dice,), 1.0 / self.max_dice)
@@ -388,7 +394,7 @@ class HogSolitaire(Solitaire):
     ## Arguments
     - `goal=100`: points to reach; an integer >= 1.
     - `max_dice=10`: the most dice a throw may use; an integer >= 1.
-    - `sides=6`: faces of each die.
+    - `sides=6`: faces of each die; an integer >= 2.
     - `render_mode=None`: `"ansi"`, `"rgb_array"` or `"human"` (that picture in a pygame window).
 
     ## Version History

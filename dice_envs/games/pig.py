@@ -77,16 +77,17 @@ class Pig:
     ## Arguments
     - `goal=100`: points to win; an integer >= 1. Smaller goals (20, 30, 50) make fast
       experiments.
-    - `sides=None`: faces of a fair die (6 if neither `sides` nor `die_probs` is given);
-      `die_probs` (a probability per face, face 1 first, the losing face) gives a loaded die.
-      Both may be given only if they agree on the number of faces.
+    - `sides=None`, `die_probs=None`: the die: `sides` faces of a fair die (6 if neither is
+      given), or `die_probs` a probability per face (face 1 first, the losing face) for a
+      loaded die. Both may be given only if they agree on the number of faces.
     - `opponent="hold-at-20"`: `"hold-at-K"` (hold once the turn total reaches K, K >= 1),
       `"keep-pace"` (Neller and Presser's "keep pace and end race"), `"random"` (rolls or holds
-      with probability 1/2), `"optimal"` (the two-player optimum, supplied by `baselines`), a
-      callable `f(observation) -> 0 hold / 1 roll` on the opponent's own observation (its score,
-      the agent's, its turn total), a numpy table of actions or of action probabilities over
-      the observation grid, or any other policy form of `dice_envs.policies` (a batched
-      callable, a mapping, a solution).
+      with probability 1/2), `"two-player-optimal"` (the two-player optimum, supplied by
+      `baselines`; `"optimal"`, its name before 0.7, is deprecated), a callable
+      `f(observation) -> 0 hold / 1 roll` on the opponent's own observation (its score, the
+      agent's, its turn total), a numpy table of actions or of action probabilities over the
+      observation grid, or any other policy form of `dice_envs.policies` (a batched callable,
+      a mapping, a solution).
     - `agent_starts=None`: None flips a fair coin per episode; True or False fixes who starts.
     - `render_mode=None`: `"ansi"` (one line of text), `"rgb_array"` (the dice and scores) or
       `"human"` (that picture in a pygame window).
@@ -100,6 +101,12 @@ class Pig:
     event_keys = ("rolls",)
     observation_names = ("own score", "opponent score", "turn total")
     policy_names = ("hold-at-K", "keep-pace", "random")
+    policy_descriptions = {
+        "hold-at-K": "rolls until the turn total reaches K, then holds",
+        "keep-pace": 'Neller and Presser\'s "keep pace and end race": rolls to the goal once '
+        "either score is 71 or more, else holds at 21 + (opponent - own) / 8 (scaled to the goal)",
+        "random": "rolls or holds with probability 1/2 each",
+    }
     picture_size = (5, 3)
 
     def __init__(
@@ -418,7 +425,7 @@ class Pig:
         if match:
             threshold = int(match.group(1))
             if threshold < 1:
-                raise ValueError(f"opponent hold-at-K needs K >= 1, got K={threshold}")
+                raise ValueError(f"hold-at-K needs K >= 1, got K={threshold}")
             return self._roll_table(np.arange(self.goal)[None, None, :] < threshold)
         if name == "keep-pace":
             return self._roll_table(keep_pace_rolls(self.goal))

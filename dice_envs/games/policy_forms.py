@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import re
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -32,6 +33,13 @@ SLOW_CALLS = 100_000
 # How far a row of action probabilities may sum from 1 before it is refused: a network's
 # float32 softmax is off by about 1e-7.
 PROBABILITY_TOLERANCE = 1e-6
+
+
+class PolicyError(ValueError):
+    """A policy that does not fit its game: a table of the wrong shape or contents, a file
+    that holds none, or answers the game does not take (an action out of range, probabilities
+    that do not sum to 1, an observation a mapping lacks). Raised while a policy is read or
+    asked, so a caller can tell the user's policy from a defect."""
 
 
 @dataclass(eq=False)
@@ -59,7 +67,7 @@ class BatchedPolicy:
         summing to 1), for the (n, d) `observations`; a ValueError names the first observation
         with an answer that is neither."""
         if self.needs_legal and legal is None:
-            raise ValueError(f"{self.name} needs the legal actions of the observations")
+            raise PolicyError(f"{self.name} needs the legal actions of the observations")
         return checked_answer(self.ask(observations, legal), observations, self.num_actions)
 
     def __repr__(self) -> str:
@@ -83,7 +91,7 @@ def checked_answer(raw: Any, observations: np.ndarray, num_actions: int) -> np.n
         return _checked_probabilities(answer, observations)
     if answer.shape in ((n,), (n, 1)):
         return _checked_actions(answer.reshape(n), observations, num_actions)
-    raise ValueError(
+    raise PolicyError(
         f"a policy must answer ({n},) actions or ({n}, {num_actions}) action probabilities for "
         f"{n} observations; got shape {answer.shape} of {answer.dtype}"
     )
@@ -102,7 +110,7 @@ def _stacked(answers: list, observations: np.ndarray, num_actions: int) -> np.nd
         elif row.shape == (num_actions,) and np.issubdtype(row.dtype, np.floating):
             stacked[i] = row
         else:
-            raise ValueError(
+            raise PolicyError(
                 f"the policy answered {row.tolist()!r} for observation "
                 f"{observation_key(observations[i])}; it must answer an action or "
                 f"{num_actions} action probabilities"
@@ -112,7 +120,7 @@ def _stacked(answers: list, observations: np.ndarray, num_actions: int) -> np.nd
 
 def _one_action(answer: np.ndarray, observation: np.ndarray) -> int:
     if answer.dtype == bool or not np.issubdtype(answer.dtype, np.integer):
-        raise ValueError(
+        raise PolicyError(
             f"the policy answered {answer.tolist()!r} for observation "
             f"{observation_key(observation)}; it must answer an integer action"
         )
@@ -121,19 +129,19 @@ def _one_action(answer: np.ndarray, observation: np.ndarray) -> int:
 
 def _checked_actions(actions: np.ndarray, observations: np.ndarray, num_actions: int):
     if actions.dtype == bool or not np.issubdtype(actions.dtype, np.number):
-        raise ValueError(f"a policy's actions must be integers, got {actions.dtype}")
+        raise PolicyError(f"a policy's actions must be integers, got {actions.dtype}")
     if not np.issubdtype(actions.dtype, np.integer):
         whole = np.isfinite(actions) & (actions == np.round(actions))
         if not whole.all():
             i = int(np.flatnonzero(~whole)[0])
-            raise ValueError(
+            raise PolicyError(
                 f"the policy answered {actions[i].item()!r} for observation "
                 f"{observation_key(observations[i])}; actions are whole numbers"
             )
     bad = (actions < 0) | (actions >= num_actions)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
+        raise PolicyError(
             f"the policy chose action {actions[i].item()!r} for observation "
             f"{observation_key(observations[i])}; actions are 0..{num_actions - 1}"
         )
@@ -151,7 +159,7 @@ def _checked_probabilities(probs: np.ndarray, observations: np.ndarray) -> np.nd
         bad = ~np.isfinite(probs).all(axis=1) | (probs < 0).any(axis=1)
         bad |= np.abs(sums - 1.0) > PROBABILITY_TOLERANCE
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
+        raise PolicyError(
             f"the policy's probabilities for observation {observation_key(observations[i])} "
             f"are {probs[i].tolist()}; they must sum to 1 (within {PROBABILITY_TOLERANCE}) "
             "and be >= 0"
@@ -180,8 +188,10 @@ def as_policy(
 ) -> BatchedPolicy:
     """Any accepted policy form, for the game `model`, as a `BatchedPolicy`.
 
-    Accepted: a name (the model's `policy_names`, or one a package registers under the
-    `dice_envs.policies` entry points, such as "optimal"); a numpy table over the observation
+    Accepted: a name (the model's `policy_names`; "optimal", the optimum of the game exactly
+    as registered with its arguments, for a model made by `dice_envs.make_model`; a fold's
+    "two-player-optimal" or "equilibrium"; these three come from the package registered under
+    the `dice_envs.policies` entry points, `baselines`); a numpy table over the observation
     grid, of actions (shape `observation_nvec`) or action probabilities (a last axis of
     `num_actions`), or the path of a saved `.npy` table; a solution or an equilibrium (its
     `probabilities()` table where it has one, mixtures played as mixtures, else its
@@ -202,13 +212,11 @@ def as_policy(
     _check_arguments(spec, obs_transform, deterministic)
     nvec, num_actions = tuple(int(n) for n in model.observation_nvec), int(model.num_actions)
     if isinstance(spec, str):
-        converted = as_policy(_named(model, spec), model)
+        converted = as_policy(resolve_name(model, spec), model)
         converted.name = repr(spec)
         return converted
     if isinstance(spec, os.PathLike) and Path(spec).suffix == ".npy":
-        if not Path(spec).is_file():
-            raise ValueError(f"policy file {spec} does not exist")
-        spec = np.load(spec, allow_pickle=False)
+        spec = load_table(Path(spec))
     if callable(getattr(spec, "probabilities", None)):
         spec = np.asarray(spec.probabilities())
     elif callable(getattr(spec, "batched_policy", None)) and obs_transform is None:
@@ -288,18 +296,133 @@ def _other_form(spec: Any) -> bool:
     return not (own or solution or callable(getattr(spec, "action", None)))
 
 
-def _named(model: Any, name: str) -> Any:
-    """The policy called `name`: the model's own, else a registered one (entry points)."""
+def resolve_name(model: Any, name: str) -> Any:
+    """The policy called `name`: the model's own, else one a package registers (entry points
+    `dice_envs.policies`: "optimal", the optimum of a registered game, from `baselines`)."""
     own = getattr(model, "named_policy", None)
     named = None if own is None else own(name)
     if named is None:
         plugin = name_plugins().get(name)
-        if plugin is None:
-            names = list(getattr(model, "policy_names", ())) + sorted(name_plugins())
-            known = ", ".join(names)
-            raise ValueError(f"policy for {model!r} must be one of {known}; got {name!r}")
+        if plugin is None or name in SEAT_SOLUTIONS:  # those only through a seat (see below)
+            raise ValueError(
+                f"policy for {game_label(model)} must be one of "
+                f"{', '.join(model_policy_names(model))}; got {name!r}"
+            )
         named = plugin.load()(model)
     return named
+
+
+# The policy names whose policies a solver package supplies (entry points "dice_envs.policies")
+# and what each is. "optimal" is the optimum of any registered game as registered, its opponent
+# included; the other two are the optimum of a two-player model, played from a seat (a fold's
+# named policies and opponents), for alternating and for simultaneous moves.
+SOLVED_POLICIES = {
+    "optimal": "the optimum of this game as registered, with these arguments (baselines.solve)",
+    "two-player-optimal": "the two-player optimum: both players maximise their win "
+    "probability (baselines.two_player)",
+    "equilibrium": "the equilibrium of the simultaneous game: its mixed strategy, which "
+    "no opponent can exploit (baselines.simultaneous)",
+}
+SEAT_SOLUTIONS = ("two-player-optimal", "equilibrium")
+
+
+def seat_solution(model: Any) -> str:
+    """The name of a two-player model's own optimum as a policy of one seat: "equilibrium"
+    for simultaneous moves, else "two-player-optimal"."""
+    return "equilibrium" if getattr(model, "simultaneous", False) else "two-player-optimal"
+
+
+def model_policy_names(model: Any) -> tuple[str, ...]:
+    """The names `as_policy` takes for `model`: its own (patterns such as "hold-at-K") and,
+    for a model made from a registered game, "optimal"."""
+    own = tuple(getattr(model, "policy_names", ()))
+    registered = getattr(model, "game_spec", None) is not None and "optimal" not in own
+    return (*own, "optimal") if registered else own
+
+
+def game_label(model: Any) -> str:
+    """How messages name a model's game: its registered id and arguments where it was made
+    from them (`dice_envs.make_model`), else its repr."""
+    spec = getattr(model, "game_spec", None)
+    return repr(model) if spec is None else str(spec)
+
+
+def describe_policy(model: Any, name: str) -> str:
+    """What the named policy `name` of `model` is, in one line ("holds once the turn total
+    reaches 20"); a ValueError for a name the model does not take.
+
+    A model describes its own names in `policy_descriptions` (name or pattern -> text, where a
+    pattern's K stands for a whole number and the text's K for its value); a fold's opponent is
+    described by its own line."""
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a string, got {name!r}")
+    own = describe_own(getattr(model, "policy_descriptions", {}), name)
+    if own is not None:
+        return own
+    if name in getattr(model, "policy_names", ()) or any(
+        describe_own({pattern: "?"}, name) for pattern in getattr(model, "policy_names", ())
+    ):
+        return "a policy the game names (its model describes none: policy_descriptions)"
+    if name == "optimal" and name in model_policy_names(model):
+        opponent = getattr(model, "opponent", None)
+        if isinstance(opponent, str):  # a fold: the best response to its opponent
+            inner = getattr(model, "model", None)
+            them = describe_own(getattr(inner, "policy_descriptions", {}), opponent)
+            shown = opponent if them is None else f"{opponent} ({them})"
+            return f"the best response to its opponent {shown}: {SOLVED_POLICIES[name]}"
+        return SOLVED_POLICIES[name]
+    if name in SOLVED_POLICIES and name in model_policy_names(model):
+        return SOLVED_POLICIES[name]
+    plugin = name_plugins().get(name)
+    if plugin is not None and name not in SOLVED_POLICIES:  # another package's name
+        doc = inspect.getdoc(plugin.load()) or f"a policy of {plugin.value}"
+        return doc.split("\n\n")[0].replace("\n", " ")
+    raise ValueError(
+        f"policy for {game_label(model)} must be one of "
+        f"{', '.join(model_policy_names(model))}; got {name!r}"
+    )
+
+
+def describe_own(descriptions: Mapping[str, str], name: str) -> str | None:
+    """`name`'s line from a model's `policy_descriptions` (K of a pattern filled in), or
+    None."""
+    if name in descriptions:
+        return descriptions[name]
+    for pattern, text in descriptions.items():
+        prefix, k, suffix = pattern.partition("K")
+        found = k and re.fullmatch(f"{re.escape(prefix)}(\\d+){re.escape(suffix)}", name)
+        if found:
+            return re.sub(r"\bK\b", found.group(1), text)
+    return None
+
+
+# What a saved policy table holds, as messages about a file that does not say.
+TABLE_WANTED = (
+    "a numpy array saved with numpy.save: integer actions over the game's observation grid, "
+    "or floats with a last axis of action probabilities"
+)
+
+
+def load_table(path: Path) -> np.ndarray:
+    """The policy table saved at `path` (a .npy file), or a ValueError in one line naming the
+    file, what is wrong with it and what it should hold."""
+    if not path.is_file():
+        raise PolicyError(f"policy file {path} does not exist; give {TABLE_WANTED}")
+    with open(path, "rb") as file:
+        magic = file.read(6)
+    if magic != b"\x93NUMPY":
+        raise PolicyError(f"{path} is not a .npy file (no numpy header); give {TABLE_WANTED}")
+    try:
+        table = np.load(path, allow_pickle=False)
+    except ValueError as error:
+        if "allow_pickle" in str(error):  # a header saying dtype object
+            raise PolicyError(
+                f"{path} holds Python objects, not numbers; give {TABLE_WANTED}"
+            ) from None
+        raise PolicyError(f"{path} is truncated or damaged; give {TABLE_WANTED}") from None
+    except (OSError, EOFError):
+        raise PolicyError(f"{path} is truncated or damaged; give {TABLE_WANTED}") from None
+    return table
 
 
 def _table_policy(
@@ -307,15 +430,15 @@ def _table_policy(
 ) -> BatchedPolicy:
     """A table over the observation grid: of actions, or of action probabilities."""
     if table.dtype == bool or not np.issubdtype(table.dtype, np.number):
-        raise ValueError(f"a policy table must hold actions or probabilities, got {table.dtype}")
+        raise PolicyError(f"a policy table must hold actions or probabilities, got {table.dtype}")
     probabilities = table.shape == nvec + (num_actions,)
     if probabilities and not np.issubdtype(table.dtype, np.floating):
-        raise ValueError(f"a table of action probabilities must hold floats, got {table.dtype}")
+        raise PolicyError(f"a table of action probabilities must hold floats, got {table.dtype}")
     if probabilities and np.issubdtype(table.dtype, np.floating) or table.shape == nvec:
         return BatchedPolicy(_TableAsk(table), num_actions, "<table>", table=table)
-    raise ValueError(
+    raise PolicyError(
         f"a policy table must have shape {nvec} (actions) or {nvec + (num_actions,)} "
-        f"(probabilities) for {model!r}; got {table.shape}"
+        f"(probabilities) for {game_label(model)}; got {table.shape}"
     )
 
 
@@ -330,7 +453,7 @@ class _MappingAsk:
         missing = [key for key in keys if key not in self.mapping]
         if missing:
             shown = ", ".join(str(key) for key in sorted(missing)[:5])
-            raise ValueError(
+            raise PolicyError(
                 f"the policy mapping has no action for {len(missing)} of the {len(keys)} "
                 f"observations asked, e.g. {shown}{', ...' if len(missing) > 5 else ''}"
             )
@@ -350,7 +473,7 @@ class PolicyInput:
             return batch
         rows = np.asarray(self.obs_transform(batch))
         if rows.ndim == 0 or len(rows) != len(batch):
-            raise ValueError(
+            raise PolicyError(
                 f"obs_transform must return one row per observation: it turned a batch of "
                 f"shape {batch.shape} into shape {rows.shape}"
             )

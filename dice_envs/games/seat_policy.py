@@ -8,17 +8,22 @@ observation at a time as play reaches it.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
 
 from dice_envs.games.base import Observation, TwoPlayerModel, cumulative
 from dice_envs.games.policy_forms import (
+    SEAT_SOLUTIONS,
+    SOLVED_POLICIES,
     BatchedPolicy,
     GridRows,
     as_policy,
     checked_answer,
+    describe_own,
     name_plugins,
+    seat_solution,
 )
 
 # A batched opponent is asked once on the whole grid (and kept as a table) up to this many
@@ -91,12 +96,29 @@ def policy(model: TwoPlayerModel, spec: object) -> Policy:
     move; a two-player solution or an equilibrium plays its mixtures as mixtures."""
     if isinstance(spec, Policy):
         return spec
+    spec = opponent_spec(model, spec)
     if isinstance(spec, Mapping):
-        _check_covers(model, spec)
+        _check_covers(model, spec)  # its errors name the opponent themselves
     try:
-        return _seat_policy(model, as_policy(spec, model))
+        return seat_policy(model, spec)
     except ValueError as error:
         raise ValueError(f"opponent: {error}") from None
+
+
+def seat_policy(model: TwoPlayerModel, spec: object) -> Policy:
+    """`policy` without naming the opponent in its errors (a seat's named policy)."""
+    if isinstance(spec, str) and spec in SEAT_SOLUTIONS:
+        found = _seat_policy(model, as_policy(_solved(model, spec), model))
+        found.name = repr(spec)
+        return found
+    try:
+        asked = as_policy(spec, model)
+    except ValueError as error:
+        if not (isinstance(spec, str) and str(error).startswith("policy for ")):
+            raise
+        names = ", ".join(named_policy_names(model))
+        raise ValueError(f"a policy of this game must be one of {names}; got {spec!r}") from None
+    return _seat_policy(model, asked)
 
 
 def _seat_policy(model: TwoPlayerModel, asked: BatchedPolicy) -> Policy:
@@ -162,19 +184,63 @@ def _check_covers(model: TwoPlayerModel, mapping: Mapping) -> None:
         )
 
 
+def opponent_spec(model: TwoPlayerModel, spec: object) -> object:
+    """An opponent as given, but the old name "optimal" (before 0.7) as the model's own
+    optimum, with a FutureWarning naming its replacement: "optimal" now names the optimum of a
+    registered game (a best response to its opponent), never an opponent."""
+    if not (isinstance(spec, str) and spec == "optimal"):
+        return spec
+    replacement = seat_solution(model)
+    # FutureWarning, not DeprecationWarning: Python shows it by default, and the name is set by
+    # users in scripts and configs, deep inside gym.make, where a DeprecationWarning is hidden.
+    warnings.warn(
+        f'opponent="optimal" is deprecated and will be refused in a later version: use '
+        f'opponent="{replacement}" ({SOLVED_POLICIES[replacement].split(" (")[0]}); "optimal" '
+        "now names the optimum of the game as registered, never an opponent",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return replacement
+
+
+def _solved(model: TwoPlayerModel, name: str) -> object:
+    """The model's own optimum `name` ("two-player-optimal" or "equilibrium") as action
+    probabilities over its grid, from the package registered for it; a ValueError naming the
+    model's own when `name` is the other kind's."""
+    own = seat_solution(model)
+    if name != own:
+        kind = "simultaneous" if own == "equilibrium" else "alternating"
+        raise ValueError(f'{name} is not a policy of this game ({kind} moves): use "{own}"')
+    plugin = name_plugins().get(name)
+    if plugin is None:
+        raise ValueError(
+            f"{name} is solved by the baselines package, which registers it under the "
+            "dice_envs.policies entry points: install dice-envs with it"
+        )
+    return plugin.load()(model)
+
+
 def named_table(model: TwoPlayerModel, name: str) -> np.ndarray | None:
     """The named policy `name` of a two-player (or simultaneous) model over its observation
     grid: a table of actions where it is deterministic, else of action probabilities; None for
-    a name the model does not know. "optimal" (alias "two-player-optimal") comes from the
-    package that registers it under the `dice_envs.policies` entry points (baselines)."""
-    name = "optimal" if name == "two-player-optimal" else name
-    if name not in name_plugins() and model.named_policy(name) is None:
+    a name the model does not know. Its own optimum ("two-player-optimal", or "equilibrium"
+    for simultaneous moves) comes from the package that registers it under the
+    `dice_envs.policies` entry points (baselines)."""
+    if name != seat_solution(model) and model.named_policy(name) is None:
         return None
-    table = policy(model, name).table
+    table = seat_policy(model, name).table
     actions = table.argmax(axis=-1)
     return actions if np.all(table.max(axis=-1) == 1.0) else table
 
 
 def named_policy_names(model: TwoPlayerModel) -> tuple[str, ...]:
-    """The names `named_table` takes for `model`."""
-    return (*model.policy_names, *sorted(name_plugins()))
+    """The names `named_table` takes for `model`: its own and its optimum's."""
+    return (*model.policy_names, seat_solution(model))
+
+
+def named_policy_descriptions(model: TwoPlayerModel) -> dict[str, str]:
+    """One line per name of `named_policy_names` (patterns such as "hold-at-K" as they are)."""
+    own = getattr(model, "policy_descriptions", {})
+    described = {name: describe_own(own, name) for name in model.policy_names}
+    described = {name: text for name, text in described.items() if text is not None}
+    return {**described, seat_solution(model): SOLVED_POLICIES[seat_solution(model)]}

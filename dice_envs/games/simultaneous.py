@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from dice_envs.games.base import Observation, State, Transition, cumulative, draw
-from dice_envs.games.seat_policy import Policy, policy
+from dice_envs.games.seat_policy import Policy, opponent_spec, policy
 from dice_envs.games.two_player import AGENT, OPPONENT, AgentSeat, _game_parameter
 
 
@@ -62,7 +62,7 @@ class SimultaneousFold(AgentSeat):
     def __init__(self, model: SimultaneousModel, opponent: object) -> None:
         self.model = model
         self.__doc__ = type(model).__doc__
-        self.opponent = opponent
+        self.opponent = opponent = opponent_spec(model, opponent)
         self.opponent_policy: Policy = policy(model, opponent)
         self.num_actions = model.num_actions
         self.action_names = model.action_names

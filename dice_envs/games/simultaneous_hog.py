@@ -65,7 +65,7 @@ class SimultaneousHog:
     - `sides=6`: faces of each (fair) die; an integer >= 2.
     - `opponent="five-dice"`: `"five-dice"` (Tijms's solitaire rule: five dice, or trunc(l / 2)
       when l <= 9 points are still needed, at least one), `"dice-K"` (always K dice), `"random"`
-      (uniform over the dice counts), `"optimal"` (the equilibrium's mixed strategy, from
+      (uniform over the dice counts), `"equilibrium"` (the equilibrium's mixed strategy, from
       `baselines`), a table of actions or of action probabilities over the observation grid, a
       callable `f(observation) -> action` on the opponent's own observation, or any other
       policy form of `dice_envs.policies` (an equilibrium plays its mixtures).
@@ -79,6 +79,7 @@ class SimultaneousHog:
     event_keys = ("rolls",)
     observation_names = ("own score", "opponent score")
     policy_names = Hog.policy_names
+    policy_descriptions = Hog.policy_descriptions
 
     def __init__(self, goal: int = 100, max_dice: int = 10, sides: int = 6) -> None:
         self.goal = check_int("goal", goal, 1)

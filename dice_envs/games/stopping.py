@@ -120,6 +120,7 @@ class DieStopping:
         return f"{shown}, {rolls_left} of {self.rolls} rolls left"
 
     policy_names = ("stop-at-K",)
+    policy_descriptions = {"stop-at-K": "stops once the face shows K or more"}
 
     def named_policy(self, name: str) -> Rule | None:
         """stop-at-K: stop once the face shows K or more (stop-at-1 takes the first roll)."""
@@ -259,7 +260,12 @@ class RedBlackCards:
         red, black = state
         return f"{red} red and {black} black left; red minus black drawn {self.lead(*state):+d}"
 
-    policy_names = ("stop-at-plus-K", "tijms-thresholds (red=26, black=26)")
+    policy_names = ("stop-at-plus-K", "tijms-thresholds")
+    policy_descriptions = {
+        "stop-at-plus-K": "stops once red minus black drawn is K or more",
+        "tijms-thresholds": "Tijms's thresholds on red minus black after each draw (red=26, "
+        "black=26 only)",
+    }
 
     def named_policy(self, name: str) -> Rule | None:
         """stop-at-plus-K: stop once red minus black drawn is K or more; tijms-thresholds:
@@ -393,6 +399,10 @@ class ChowRobbins:
         return f"{heads} heads in {tosses} of {self.horizon} tosses{share}"
 
     policy_names = ("heads-exceed-tails", "stop-at-plus-K")
+    policy_descriptions = {
+        "heads-exceed-tails": "stops once heads exceed tails (the pi/4 rule Tijms quotes)",
+        "stop-at-plus-K": "stops once heads minus tails is K or more",
+    }
 
     def named_policy(self, name: str) -> Rule | None:
         """heads-exceed-tails (the pi/4 rule Tijms quotes) or stop-at-plus-K: stop once heads

@@ -104,6 +104,7 @@ class SumAvoid:
         return f"SumAvoid(N={self.N}, sides={self.sides}, max_sum={self.max_sum})"
 
     policy_names = ("stop-at-K",)
+    policy_descriptions = {"stop-at-K": "rolls until the sum is at least K, then stops"}
 
     def named_policy(self, name: str) -> Rule | None:
         """stop-at-K: roll until the sum is at least K, then stop."""

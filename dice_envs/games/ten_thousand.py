@@ -319,6 +319,9 @@ class TenThousand:
         return f"turn score {tau} chips ({50 * tau} points), {last}, {n} dice in hand"
 
     policy_names = ("stop-at-K",)
+    policy_descriptions = {
+        "stop-at-K": "rolls, never giving dice back, until the turn score reaches K chips"
+    }
 
     def named_policy(self, name: str) -> Rule | None:
         """stop-at-K: roll (never giving dice back) until the turn score reaches K chips."""

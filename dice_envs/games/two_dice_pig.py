@@ -64,9 +64,9 @@ class TwoDicePig(Pig):
       `"tijms"` (Tijms's rule: hold when the expected loss of a roll, single-1 probability
       times the turn total plus double-1 probability times score plus turn total, is at
       least its expected gain; for two d6, 10/36 k + 1/36 (i + k) >= 25/36 x 8), `"random"`,
-      `"optimal"` (the two-player optimum, from `baselines`), a callable `f(observation)` on
-      the opponent's own observation, a table over the observation grid, or any other policy
-      form of `dice_envs.policies`.
+      `"two-player-optimal"` (the two-player optimum, from `baselines`), a callable
+      `f(observation)` on the opponent's own observation, a table over the observation grid,
+      or any other policy form of `dice_envs.policies`.
     - `agent_starts=None`: None flips a fair coin per episode; True or False fixes who starts.
     - `render_mode=None`: `"ansi"`, `"rgb_array"` or `"human"` (that picture in a pygame window).
 
@@ -75,6 +75,11 @@ class TwoDicePig(Pig):
     """
 
     policy_names = ("hold-at-K", "tijms", "random")
+    policy_descriptions = {
+        "hold-at-K": "rolls until the turn total reaches K, then holds",
+        "tijms": "Tijms's rule: holds once a roll's expected loss is at least its expected gain",
+        "random": "rolls or holds with probability 1/2 each",
+    }
 
     def __repr__(self) -> str:
         return "TwoDicePig" + super().__repr__()[3:]

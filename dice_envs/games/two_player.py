@@ -19,7 +19,11 @@ from dice_envs.games.base import (
     State,
     TwoPlayerModel,
 )
-from dice_envs.games.seat_policy import named_policy_names, named_table
+from dice_envs.games.seat_policy import (
+    named_policy_descriptions,
+    named_policy_names,
+    named_table,
+)
 
 AGENT, OPPONENT = 0, 1
 
@@ -41,6 +45,10 @@ class AgentSeat:
     @property
     def policy_names(self) -> tuple[str, ...]:
         return named_policy_names(self.model)
+
+    @property
+    def policy_descriptions(self) -> dict[str, str]:
+        return named_policy_descriptions(self.model)
 
     def named_policy(self, name: str) -> np.ndarray | None:
         """The two-player model's named policy for the agent's seat, over the observation

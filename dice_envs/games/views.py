@@ -16,6 +16,7 @@ from dice_envs.games.base import (
     check_choice,
     sample_transition,
 )
+from dice_envs.games.policy_forms import SEAT_SOLUTIONS
 from dice_envs.games.seat_policy import named_table
 from dice_envs.games.two_player import AGENT, OPPONENT, TwoPlayerModel, _game_parameter
 
@@ -114,10 +115,14 @@ class Solitaire:
     def policy_names(self) -> tuple[str, ...]:
         return tuple(self.model.policy_names)
 
+    @property
+    def policy_descriptions(self) -> dict[str, str]:
+        return dict(getattr(self.model, "policy_descriptions", {}))
+
     def named_policy(self, name: str) -> np.ndarray | None:
         """The two-player model's named policy with the opponent's score at 0 (hold-at-K alone
         holds at the lesser of K and the points still needed, as in the race)."""
-        if name not in ("optimal", "two-player-optimal"):
+        if name not in SEAT_SOLUTIONS:  # the race's optimum is not the solitaire game's
             table = named_table(self.model, name)
             if table is not None:
                 return np.take(table, 0, axis=self._other)

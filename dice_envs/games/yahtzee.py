@@ -397,6 +397,11 @@ class Yahtzee:
         return len(self.boxes)
 
     policy_names = ("score-at-once", "greedy-turn")
+    policy_descriptions = {
+        "score-at-once": "never rerolls; scores in the box that earns the most now",
+        "greedy-turn": "plays each turn for the best box at its end, a box's worth on its own "
+        "and the upper bonus weighed in",
+    }
 
     def named_policy(self, name: str):
         """A `Rule` over (n, 22) observations: ``"score-at-once"`` or ``"greedy-turn"`` (see

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import baselines
+from dice_envs import GAMES
 from docs.tools.common import (
     PIG,
     SIMULTANEOUS_HOG,
@@ -33,7 +34,8 @@ def exploitability_section() -> str:
     """The named policies of every two-player game, scored by exact exploitability."""
     rows = []
     for env_id, kwargs, names in EXPLOITABILITY_CASES:
-        for name in (*names, "optimal"):
+        own = "equilibrium" if GAMES[env_id].players == "simultaneous" else "two-player-optimal"
+        for name in (*names, own):
             score = baselines.exploitability(name, env_id, **kwargs)
             rows.append(
                 [
@@ -56,7 +58,7 @@ def exploitability_section() -> str:
         "`baselines.exploitability(policy, env_id, **kwargs)`: the best response's win "
         "probability against the policy (playing either seat, a coin flip for the first move; "
         "Simultaneous Hog has none) minus 1/2. Time: the whole call, the best-response solve "
-        'included (the two-player optimum, for "optimal", is solved once per game and '
+        'included (the two-player optimum, for "two-player-optimal", is solved once per game and '
         "kept).\n\n"
         + markdown_table(
             ["game", "policy", "exploitability", "best response wins", "seconds"], rows

@@ -32,10 +32,10 @@ SUM_AVOID_POLICIES = ("stop-at-20", "stop-at-25", "stop-at-30")
 OPTIMISM, OPTIMISTIC_SUMS = 1.0, range(20, 30)
 PIG = "dice_envs/Pig-v0"
 PIG_ARGS = {"goal": 30}
-PIG_POLICIES = ("hold-at-10", "hold-at-20", "random", "optimal")
+PIG_POLICIES = ("hold-at-10", "hold-at-20", "random", "two-player-optimal")
 SIMULTANEOUS_HOG = "dice_envs/SimultaneousHog-v0"
 HOG_ARGS = {"goal": 20, "max_dice": 5}
-HOG_POLICIES = ("five-dice", "dice-3", "random", "optimal")
+HOG_POLICIES = ("five-dice", "dice-3", "random", "equilibrium")
 MONTE_CARLO_EPISODES = 10_000
 # Below this a difference is float round-off, printed as such rather than as digits.
 ROUND_OFF = 1e-12
@@ -269,7 +269,7 @@ def exploitability_scales() -> str:
                 _number(nash_conv),
             )
         )
-    first = seat_values("optimal")["game_value_first"]
+    first = seat_values("two-player-optimal")["game_value_first"]
     lines += [
         "",
         f"The first player's win probability with both optimal is {_number(first)} at goal "
@@ -284,7 +284,7 @@ def best_response() -> str:
     """The best response to hold-at-20 at Pig to 30, where it differs from the optimum."""
     found = baselines.exploitability("hold-at-20", PIG, **PIG_ARGS)
     response = found.best_response
-    optimum = baselines.solve(PIG, opponent="optimal", **PIG_ARGS)
+    optimum = baselines.solve(PIG, opponent="two-player-optimal", **PIG_ARGS)
     tables = baselines.tabulate(PIG, opponent="hold-at-20", **PIG_ARGS)
     differ = [obs for obs in tables.observations if response.action(obs) != optimum.action(obs)]
     shown = sorted(differ, key=lambda obs: (obs[1], obs[0], obs[2]))[:1]

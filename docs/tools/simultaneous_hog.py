@@ -95,8 +95,8 @@ def _named_policy_rows(model, solved) -> tuple[list[list[str]], dict[str, float]
     """Each named policy (and the equilibrium) against the equilibrium and against its best
     response: the table's rows and the exploitability by name."""
     rows, exploitable = [], {}
-    for name in (*SIMULTANEOUS_POLICIES, "optimal"):
-        table = model.named_policy(name) if name != "optimal" else solved.strategies
+    for name in (*SIMULTANEOUS_POLICIES, "equilibrium"):
+        table = model.named_policy(name) if name != "equilibrium" else solved.strategies
         against = pair_values(model, table, solved.strategies)[0, 0]
         response = best_response(model, table)[0, 0].max()
         exploitable[name] = response - 0.5
