@@ -132,7 +132,7 @@ class TerminalBars:
         if bar is None:
             bar = self.bars[event.task] = tqdm(
                 desc=event.task,
-                total=event.total,
+                total=_whole(event.total),
                 unit=f" {event.unit}" if event.unit else "it",
                 file=self.stream,
                 leave=False,
@@ -141,7 +141,7 @@ class TerminalBars:
                 delay=self.delay,
             )
         if event.done > bar.n:
-            bar.update(event.done - bar.n)
+            bar.update(_whole(event.done - bar.n))
         if event.finished:
             bar.close()
             del self.bars[event.task]
@@ -150,6 +150,13 @@ class TerminalBars:
         for bar in self.bars.values():
             bar.close()
         self.bars.clear()
+
+
+def _whole(number: float | None) -> float | int | None:
+    """A count as an int where it is whole (tqdm then shows 6, not 6.0)."""
+    if number is not None and float(number).is_integer():
+        return int(number)
+    return number
 
 
 def wanted(json_output: bool = False, stream: TextIO | None = None) -> bool:
