@@ -14,13 +14,11 @@ import numpy as np
 
 from baselines.evaluation import Evaluation, evaluate_on
 from baselines.solvers import Solution, bellman_residual, solve_mdp
-from dice_envs import game, make_model
+from dice_envs import game, make_model, sizes
+from dice_envs.sizes import TABLE_ROWS_LIMIT
 from dice_envs.tables import Tables, build_tables
 
 METHODS = ("auto", "generic", "backward", "value_iteration", "specialised")
-# A specialised solve is mapped onto the tables (for its Bellman residual) up to this many
-# outcome rows; beyond, the tables would take longer than the solve and the residual is NaN.
-TABLE_ROWS_LIMIT = 20_000_000
 _CACHE: OrderedDict[Any, tuple[Tables, Solution]] = OrderedDict()
 _CACHE_SIZE = 8
 
@@ -32,7 +30,14 @@ def tabulate(env_id: str, **kwargs: Any) -> Tables:
     return build_tables(make_model(env_id, **kwargs))
 
 
-def solve(env_id: str, *, method: str = "auto", tol: float = 1e-12, **kwargs: Any) -> Solution:
+def solve(
+    env_id: str,
+    *,
+    method: str = "auto",
+    tol: float = 1e-12,
+    max_memory: int | str | None = None,
+    **kwargs: Any,
+) -> Solution:
     """The optimal value and policy of `env_id` with the env's keyword arguments.
 
     `method`: "auto" (a game-specific solver where there is one, else "generic"), "generic"
@@ -43,9 +48,14 @@ def solve(env_id: str, *, method: str = "auto", tol: float = 1e-12, **kwargs: An
     them only when `bellman_residual` or `num_states` is first read, so `Solution.seconds`
     (the whole call) leaves them out, and `Solution.table_seconds` says what they took. A
     generic solve's `seconds` includes its tables.
+
+    Before any work, a ValueError refuses a solve whose estimated peak memory passes
+    `max_memory` (bytes, or text such as "8G"; by default DICE_ENVS_MAX_MEMORY, else 75 % of
+    physical memory: `dice_envs.sizes.check`).
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    sizes.check(env_id, "solve", kwargs, max_memory=max_memory)
     entry = game(env_id)
     structured = entry.hook("structure_solver")
     if structured is not None:
@@ -141,6 +151,7 @@ def evaluate(
     *,
     obs_transform: Any = None,
     deterministic: bool = True,
+    max_memory: int | str | None = None,
     **kwargs: Any,
 ) -> Evaluation:
     """Evaluate `policy` exactly on `env_id` (with the env's keyword arguments).
@@ -158,8 +169,14 @@ def evaluate(
     to the gap).
     On a game without tables (Yahtzee) its structure-aware evaluator answers instead
     (`baselines.yahtzee_evaluation.evaluate_yahtzee`: a `YahtzeeEvaluation`, aggregates only).
+    Before any work, an evaluation whose estimated peak memory passes `max_memory` is refused
+    with a ValueError (as in `solve`).
     """
-    structured = game(env_id).hook("structure_evaluator")
+    entry = game(env_id)
+    structured = entry.hook("structure_evaluator")
+    if structured is None:
+        entry.check_tables(kwargs)  # a game too large for tables says so, not its memory
+    sizes.check(env_id, "evaluate", kwargs, max_memory=max_memory)
     if structured is not None:
         return structured(
             with_optimal(policy, env_id, kwargs),

@@ -46,6 +46,7 @@ from functools import lru_cache
 import numpy as np
 
 from baselines.solvers import GridIndex, Solution, grid_solution
+from dice_envs import progress
 from dice_envs.games.pig import HOLD, ROLL, Pig
 
 MAX_PASSES = 100  # per layer; a safety net that valid dice never reach
@@ -152,12 +153,14 @@ def _solve_layers(goal, law: RollLaw, hold_value, bust_terms, after_layer, wipe_
         raise ValueError("a law with a wipe needs the two-player game and its wipe_value")
     solver = _LayeredSolver(goal, law, coupled)
     most_passes = 0
-    for layer in range(2 * goal - 2, -1, -1):
-        terms = solver.layer(layer, hold_value, bust_terms, wipe_value)
-        x, rolled, passes = solver.solve_layer(terms)
-        most_passes = max(most_passes, passes)
-        solver.store(terms, x, rolled)
-        after_layer(terms.own, terms.other, x)
+    with progress.task("solving", total=2 * goal - 1, unit="layers") as report:
+        for layer in range(2 * goal - 2, -1, -1):
+            terms = solver.layer(layer, hold_value, bust_terms, wipe_value)
+            x, rolled, passes = solver.solve_layer(terms)
+            most_passes = max(most_passes, passes)
+            solver.store(terms, x, rolled)
+            after_layer(terms.own, terms.other, x)
+            report.advance()
     return solver.tables(most_passes)
 
 

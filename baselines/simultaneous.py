@@ -31,7 +31,7 @@ from scipy.optimize import linprog
 
 from baselines.protocols import ByObservation
 from baselines.solvers import GridIndex, Solution, grid_solution
-from dice_envs import GAMES, game, make_model
+from dice_envs import GAMES, game, make_model, progress, sizes
 from dice_envs.games.base import check_int
 from dice_envs.games.simultaneous import SimultaneousFold
 from dice_envs.games.simultaneous_hog import SimultaneousHog
@@ -275,16 +275,21 @@ class Equilibrium(ByObservation):
         return own, other
 
 
-def equilibrium(env_id: str | None = None, **kwargs) -> Equilibrium:
+def equilibrium(
+    env_id: str | None = None, *, max_memory: int | str | None = None, **kwargs
+) -> Equilibrium:
     """The exact equilibrium of the simultaneous game behind `env_id` (None: the one registered
     game with an equilibrium solver) with the env's keyword arguments (an `opponent` is
     checked as the env would check it, then ignored: the equilibrium has none). Cached per
-    game. Simultaneous Hog to 100 with 10 dice takes a few seconds."""
+    game. Simultaneous Hog to 100 with 10 dice takes a few seconds. Before any work, one
+    whose estimated peak memory passes `max_memory` is refused with a ValueError (as in
+    `baselines.solve`)."""
     if env_id is None:
         found = [e.env_id for e in GAMES.values() if e.equilibrium_solver is not None]
         if len(found) != 1:
             raise ValueError(f"env_id must name a simultaneous game: one of {found}")
         env_id = found[0]
+    sizes.check(env_id, "equilibrium", kwargs, max_memory=max_memory)
     model = make_model(env_id, **kwargs)
     solver = game(env_id).hook("equilibrium_solver")
     if solver is None:
@@ -319,15 +324,17 @@ def _solved(goal: int, max_dice: int, sides: int) -> Equilibrium:
     strategies = np.zeros((goal + 1, goal + 1, max_dice))
     strategies[..., 0] = 1.0
     worst_gap, mixed, programs, most_steps = 0.0, 0, 0, 0
-    for rows, columns in sweep.diagonals():
-        for i, j, moves in zip(rows, columns, sweep.moves(rows, columns), strict=True):
-            position = solve_position(moves, sweep.bust)
-            sweep.values[i, j] = position.value
-            strategies[i, j] = position.row
-            worst_gap = max(worst_gap, position.gap)
-            mixed += int((position.row > 0).sum() > 1)
-            programs += position.linear_programs
-            most_steps = max(most_steps, position.steps)
+    with progress.task("solving", total=goal * goal, unit="positions") as report:
+        for rows, columns in sweep.diagonals():
+            for i, j, moves in zip(rows, columns, sweep.moves(rows, columns), strict=True):
+                position = solve_position(moves, sweep.bust)
+                sweep.values[i, j] = position.value
+                strategies[i, j] = position.row
+                worst_gap = max(worst_gap, position.gap)
+                mixed += int((position.row > 0).sum() > 1)
+                programs += position.linear_programs
+                most_steps = max(most_steps, position.steps)
+            report.advance(len(rows))
     values = np.full((goal + 1, goal + 1), np.nan)
     values[:goal, :goal] = sweep.values[:goal, :goal]
     for shared in (values, strategies):  # cached and handed out: nobody may change them

@@ -18,6 +18,7 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 
 from baselines.protocols import ByObservation, observation_rows
+from dice_envs import progress
 from dice_envs.tables import Tables, longest_path_levels, observation_key
 
 # Actions whose Q-value is within this of the best are all counted optimal (ties).
@@ -297,16 +298,18 @@ def _layered_pass(
     parts = [
         (m.indptr, m.indices, m.data, np.repeat(np.arange(n), np.diff(m.indptr))) for m in matrices
     ]
-    for lo, hi in _level_blocks(levels):
-        for a, (indptr, indices, data, rows) in enumerate(parts):
-            start, end = indptr[lo], indptr[hi]
-            future = np.bincount(
-                rows[start:end] - lo,
-                weights=data[start:end] * values[indices[start:end]],
-                minlength=hi - lo,
-            )
-            q[lo:hi, a] = rewards[lo:hi, a] + future
-        values[lo:hi] = np.where(legal[lo:hi], q[lo:hi], -np.inf).max(axis=1)
+    with progress.task("solving", total=n, unit="states") as report:
+        for lo, hi in _level_blocks(levels):
+            for a, (indptr, indices, data, rows) in enumerate(parts):
+                start, end = indptr[lo], indptr[hi]
+                future = np.bincount(
+                    rows[start:end] - lo,
+                    weights=data[start:end] * values[indices[start:end]],
+                    minlength=hi - lo,
+                )
+                q[lo:hi, a] = rewards[lo:hi, a] + future
+            values[lo:hi] = np.where(legal[lo:hi], q[lo:hi], -np.inf).max(axis=1)
+            report.advance(hi - lo)
     return values, q
 
 
@@ -333,13 +336,15 @@ def value_iteration(
     the longest path. Raises RuntimeError if `max_iterations` pass first.
     """
     values = np.zeros(tables.num_states)
-    for iteration in range(1, max_iterations + 1):
-        q = q_from_values(tables, values)
-        new_values = np.where(tables.legal, q, -np.inf).max(axis=1)
-        change = float(np.max(np.abs(new_values - values), initial=0.0))
-        values = new_values
-        if change <= tol:
-            return values, q_from_values(tables, values), iteration
+    with progress.task("value iteration", unit="sweeps") as report:
+        for iteration in range(1, max_iterations + 1):
+            q = q_from_values(tables, values)
+            new_values = np.where(tables.legal, q, -np.inf).max(axis=1)
+            change = float(np.max(np.abs(new_values - values), initial=0.0))
+            values = new_values
+            report.advance()
+            if change <= tol:
+                return values, q_from_values(tables, values), iteration
     raise RuntimeError(f"value iteration did not reach tol={tol} in {max_iterations} sweeps")
 
 
@@ -435,19 +440,21 @@ class PolicySystem:
         self.chunks: list[tuple[int, int, object]] = []
         starts = np.flatnonzero(np.diff(level[order], prepend=-1))  # each level's first state
         lo = 0
-        while lo < n:
-            first = np.searchsorted(starts, lo + self.CHUNK, side="left")
-            hi = max(int(starts[first]) if first < len(starts) else n, lo + 1)
-            block = sp.identity(hi - lo, format="csr") - permuted[lo:hi, lo:hi]
-            try:
-                # Factor the transpose (a CSR matrix's transpose is CSC): less fill here.
-                lu = spla.splu(block.T.tocsc(), permc_spec="NATURAL")
-            except RuntimeError as error:  # "Factor is exactly singular"
-                raise ValueError(
-                    "the policy never ends the game from some state (singular system)"
-                ) from error
-            self.chunks.append((lo, hi, lu))
-            lo = hi
+        with progress.task("factorising", total=n, unit="states") as report:
+            while lo < n:
+                first = np.searchsorted(starts, lo + self.CHUNK, side="left")
+                hi = max(int(starts[first]) if first < len(starts) else n, lo + 1)
+                block = sp.identity(hi - lo, format="csr") - permuted[lo:hi, lo:hi]
+                try:
+                    # Factor the transpose (a CSR matrix's transpose is CSC): less fill here.
+                    lu = spla.splu(block.T.tocsc(), permc_spec="NATURAL")
+                except RuntimeError as error:  # "Factor is exactly singular"
+                    raise ValueError(
+                        "the policy never ends the game from some state (singular system)"
+                    ) from error
+                self.chunks.append((lo, hi, lu))
+                report.advance(hi - lo)
+                lo = hi
 
     @classmethod
     def of_matrix(cls, matrix: sp.csr_matrix) -> PolicySystem:

@@ -26,6 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from baselines.yahtzee_compiled import BoxRows, best_actions, turn_tables
+from dice_envs import GAMES, progress, sizes
 from dice_envs.envs.yahtzee import OBSERVATION_NVEC
 from dice_envs.games.rule import Rule
 from dice_envs.games.yahtzee import (
@@ -465,15 +466,17 @@ def solve_model(model: Yahtzee, chunk: int = CHUNK) -> YahtzeeSolution:
     filled, upper, flag = model.turn_start_states()
     layer_start = np.searchsorted(_popcount(filled), np.arange(NUM_BOXES + 1))
     stop = len(filled)
-    while stop > 0:
-        # A turn fills one box: the states of one layer (boxes filled) lead only to the next
-        # layer, already solved. Chunks never straddle two layers.
-        first_of_layer = layer_start[np.searchsorted(layer_start, stop - 1, side="right") - 1]
-        lo = max(stop - chunk, int(first_of_layer))
-        rows = slice(lo, stop)
-        scores = scoring_values(model, values, filled[rows], upper[rows], flag[rows], classes)
-        values[state_index(filled[rows], upper[rows], flag[rows])] = solve_turns(scores)
-        stop = lo
+    with progress.task("solving", total=stop, unit="turn starts") as report:
+        while stop > 0:
+            # A turn fills one box: the states of one layer (boxes filled) lead only to the
+            # next layer, already solved. Chunks never straddle two layers.
+            first_of_layer = layer_start[np.searchsorted(layer_start, stop - 1, side="right") - 1]
+            lo = max(stop - chunk, int(first_of_layer))
+            rows = slice(lo, stop)
+            scores = scoring_values(model, values, filled[rows], upper[rows], flag[rows], classes)
+            values[state_index(filled[rows], upper[rows], flag[rows])] = solve_turns(scores)
+            report.advance(stop - lo)
+            stop = lo
     value = float(values[state_index(*model.start)])
     return YahtzeeSolution(
         model, value, values, time.perf_counter() - start_time, len(filled), classes
@@ -485,12 +488,24 @@ def _popcount(masks: np.ndarray) -> np.ndarray:
     return sum((masks >> b) & 1 for b in range(NUM_BOXES))
 
 
+def registered_id() -> str:
+    """The id of the registered game these solvers answer for (the one whose structure
+    solver is `solve_yahtzee`)."""
+    path = f"{__name__}:solve_yahtzee"
+    for entry in GAMES.values():
+        if entry.structure_solver == path:
+            return entry.env_id
+    raise ValueError(f"no registered game has the structure solver {path}")
+
+
 def solve_yahtzee(joker: str = "forced", boxes: Sequence[str] | None = None) -> YahtzeeSolution:
     """The exact optimum of solitaire Yahtzee (`dice_envs.games.yahtzee.Yahtzee` arguments).
 
     The full game (536,320 turn-start states) takes seconds; `make bench` measures its time
-    and peak memory in a fresh process (the Benchmarks page, "Yahtzee").
+    and peak memory in a fresh process (the Benchmarks page, "Yahtzee"). A game whose estimated
+    peak memory passes the limit of `dice_envs.sizes.check` is refused before any work.
     """
+    sizes.check(registered_id(), "solve", {"joker": joker, "boxes": boxes})
     return solve_model(Yahtzee(joker=joker, boxes=boxes))
 
 

@@ -43,6 +43,7 @@ from baselines.yahtzee import (
     YahtzeeSolution,
     _popcount,
     optimal_solution,
+    registered_id,
     roll_levels,
 )
 from baselines.yahtzee_compiled import (
@@ -55,6 +56,7 @@ from baselines.yahtzee_compiled import (
     TurnTables,
     turn_tables,
 )
+from dice_envs import progress, sizes
 from dice_envs.envs.yahtzee import OBSERVATION_NVEC
 from dice_envs.games.yahtzee import (
     BOX_NAMES,
@@ -418,14 +420,19 @@ class _Sweep:
         filled, upper, flag = self.model.turn_start_states()
         layer = _popcount(filled) - _popcount(self.model.absent)
         bounds = np.searchsorted(layer, np.arange(self.model.num_turns + 1))
-        for turn in range(self.model.num_turns):
-            lo, hi = bounds[turn], bounds[turn + 1]
-            slots = state_index(filled[lo:hi], upper[lo:hi], flag[lo:hi])
-            live = (self.reach[slots] > 0) | (self.optimal_reach[slots] > 0)
-            live = lo + np.flatnonzero(live)
-            for first in range(0, len(live), chunk):
-                rows = live[first : first + chunk]
-                self.chunk(turn, filled[rows], upper[rows], flag[rows])
+        # The turns get wider, then narrower: counted in turn-start states, the bar moves at
+        # about the speed of the work.
+        with progress.task("evaluating", total=len(filled), unit="turn starts") as report:
+            for turn in range(self.model.num_turns):
+                lo, hi = bounds[turn], bounds[turn + 1]
+                slots = state_index(filled[lo:hi], upper[lo:hi], flag[lo:hi])
+                live = (self.reach[slots] > 0) | (self.optimal_reach[slots] > 0)
+                live = lo + np.flatnonzero(live)
+                for first in range(0, len(live), chunk):
+                    rows = live[first : first + chunk]
+                    self.chunk(turn, filled[rows], upper[rows], flag[rows])
+                    report.advance(len(rows))
+                report.advance(hi - lo - len(live))  # states neither policy reaches
 
     def backward(self) -> np.ndarray:
         """The policy's value of every swept turn-start state (dense, `state_index`; 0
@@ -634,6 +641,8 @@ def evaluate_yahtzee(
         ValueError: a policy in a form that cannot be asked in batches, answers outside the
             action space, arguments that disagree with `solution`.
     """
+    given = {name: v for name, v in (("joker", joker), ("boxes", boxes)) if v is not None}
+    sizes.check(registered_id(), "evaluate", given)
     solution = _checked_solution(joker, boxes, solution)
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
         raise ValueError(f"chunk must be an integer >= 1, got {chunk!r}")

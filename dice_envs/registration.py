@@ -20,6 +20,7 @@ from typing import Any
 import gymnasium as gym
 
 from dice_envs.games.base import SIZE_LIMIT, GameModel, build_model, load
+from dice_envs.progress import task as progress_task
 
 # What a consumer may need of a game beyond its model, each an import path "module:attribute"
 # (imported when first used, so the layers stay intact and no solver loads before it is asked):
@@ -33,6 +34,9 @@ from dice_envs.games.base import SIZE_LIMIT, GameModel, build_model, load
 #                      game without tables
 #   two_player_solver  two-player model -> its two-player optimum (a layered solver)
 #   equilibrium_solver simultaneous model -> its equilibrium
+#   cost               (operation, game kwargs) -> dice_envs.sizes.Cost, or None: the memory
+#                      and time of an operation whose solvers build no tables (None: the
+#                      estimate from the model's table size holds)
 HOOKS = (
     "solver",
     "solver_rows",
@@ -41,6 +45,7 @@ HOOKS = (
     "sampled_player",
     "two_player_solver",
     "equilibrium_solver",
+    "cost",
 )
 ENV_ENTRY_POINT = "dice_envs.envs.base:DiceEnv"
 VECTOR_ENTRY_POINT = "dice_envs.envs.vector:DiceVectorEnv"
@@ -101,6 +106,9 @@ class Game:
         sampled_player: `estimate_gap`'s player on a game without tables.
         two_player_solver: two-player model -> its two-player optimum (layered).
         equilibrium_solver: simultaneous model -> its equilibrium.
+        cost: (operation, game kwargs) -> `dice_envs.sizes.Cost` or None: its own estimate
+            of an operation that builds no tables (None: `dice_envs.sizes` estimates from
+            the model's `table_size()`).
         page_variants: the argument sets whose optima its page shows side by side (its
             defaults alone if none).
     """
@@ -122,6 +130,7 @@ class Game:
     sampled_player: str | None = None
     two_player_solver: str | None = None
     equilibrium_solver: str | None = None
+    cost: str | None = None
     page_variants: tuple[dict[str, Any], ...] = ()
 
     def hook(self, name: str) -> Callable[..., Any] | None:
@@ -406,7 +415,8 @@ def make_model(env_id: str, **kwargs: Any) -> GameModel:
     `game_spec` (a `GameSpec`) says so."""
     entry = game(env_id)
     kwargs.pop("render_mode", None)
-    model = build_model(entry.model, kwargs, env_id)
+    with progress_task("making the game"):  # a fold's opponent may be a table or a solve
+        model = build_model(entry.model, kwargs, env_id)
     model.game_spec = GameSpec(env_id, dict(kwargs))
     return model
 
@@ -566,6 +576,7 @@ register_game(
     policies=["take-anything", "roll-once", "reroll-below-max", "take-above-10"],
     solver="baselines.specialised:solve_d20_rounds",
     solver_rows="baselines.specialised:d20_rounds_rows",
+    cost="dice_envs.costs:d20_rounds",
 )
 register_game(
     "dice_envs/Pig-v0",
@@ -584,7 +595,11 @@ register_game(
     references=[NELLER_PRESSER_2004, TIJMS_2012, PIG_PROJECT],
     policies=["hold-at-20", "hold-at-25", "keep-pace", "two-player-optimal"],
     solver="baselines.specialised:solve_pig_fold",
+    # The layered solver needs no tables: past TABLE_ROWS_LIMIT they are not built for the
+    # residual (they would be 200 million rows at goal 300).
+    solver_rows="dice_envs.sizes:estimated_rows",
     two_player_solver="baselines.two_player:pig_optimum",
+    cost="dice_envs.costs:pig_fold",
 )
 register_game(
     "dice_envs/TenThousand-v0",
@@ -670,6 +685,7 @@ register_game(
     solver="baselines.simultaneous:solve_simultaneous_fold",
     solver_rows="baselines.simultaneous:simultaneous_outcome_rows",
     equilibrium_solver="baselines.simultaneous:solve_equilibrium",
+    cost="dice_envs.costs:simultaneous_hog",
 )
 register_game(
     "dice_envs/DieStopping-v0",
@@ -699,6 +715,7 @@ register_game(
     # for the residual only up to baselines.exact.TABLE_ROWS_LIMIT, a horizon of about 3,650.
     solver="baselines.chow_robbins:solve_chow_robbins",
     solver_rows="baselines.specialised:chow_robbins_rows",
+    cost="dice_envs.costs:chow_robbins",
 )
 
 register_game(
@@ -720,5 +737,6 @@ register_game(
     structure_solver="baselines.yahtzee:solve_yahtzee",
     structure_evaluator="baselines.yahtzee_evaluation:evaluate_yahtzee",
     sampled_player="baselines.yahtzee_sampled:YahtzeePlayer",
+    cost="dice_envs.costs:yahtzee",
     page_variants=[{"joker": "forced"}, {"joker": "free"}, {"joker": "verhoeff"}],
 )

@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dice_envs.games.base import GameModel, Observation, State, reachable_states
+from dice_envs.progress import task as progress_task
 
 # Above this many keys, state keys are looked up by binary search instead of a dense array.
 DENSE_KEYS = 50_000_000
@@ -235,13 +236,24 @@ def build_tables(model: GameModel, builder: str = "auto") -> Tables:
 
 
 def _build(model: GameModel) -> Tables:
-    states = sorted(reachable_states(model))
+    report = progress_task("building tables", unit="states")
+    found = []
+    for state in reachable_states(model):  # the first of two passes over the states
+        found.append(state)
+        if len(found) % 4096 == 0:
+            report.advance(4096)
+    report.finish()
+    states = sorted(found)
+    del found
     index = {state: i for i, state in enumerate(states)}
     terminal: dict[State, int] = {}
     n, num_actions = len(states), model.num_actions
     legal = np.zeros((n, num_actions), dtype=bool)
     ptr, probs, nexts, rewards = array("q", [0]), array("d"), array("q"), array("d")
+    report = progress_task("listing outcomes", total=n, unit="states")
     for i, state in enumerate(states):
+        if i % 4096 == 0 and i:
+            report.advance(4096)
         legal[i, list(model.legal_actions(state))] = True
         for action in range(num_actions):
             for prob, next_state, reward, is_terminal in model.transitions(state, action):
@@ -252,6 +264,7 @@ def _build(model: GameModel) -> Tables:
                 else:
                     nexts.append(index[next_state])
             ptr.append(len(probs))
+    report.finish()
     initial = np.zeros(n)
     for prob, state in model.initial_states():
         initial[index[state]] += prob
@@ -320,7 +333,9 @@ def _build_vectorised(model) -> Tables:
     seen = _KeySet(keys.size)
     frontier = seen.add_new(start_keys)
     found, counts, columns = [], [], []
+    report = progress_task("building tables", unit="states")
     while len(frontier):
+        report.advance(len(frontier))
         found.append(frontier)
         states = keys.decode(frontier)
         parts = [model.batch_transitions(states, action) for action in range(num_actions)]
@@ -332,6 +347,7 @@ def _build_vectorised(model) -> Tables:
         prob, reward, terminal = (np.concatenate([p[i] for p in parts])[order] for i in (1, 3, 4))
         columns.append([prob, next_keys, _compact(reward), terminal])
         frontier = seen.add_new(next_keys[~terminal])
+    report.finish()
     state_keys = np.concatenate(found)
     n = len(state_keys)
     ptr = np.zeros(n * num_actions + 1, dtype=np.int64)

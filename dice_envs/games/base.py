@@ -166,6 +166,24 @@ def check_int(name: str, value: object, minimum: int, maximum: int | None = None
     return number
 
 
+class TableSize(NamedTuple):
+    """About how large a game's tables are, from its arguments alone (nothing built).
+
+    A model may offer `table_size()` returning one (a two-player model: `table_size(view)`
+    with view "two-player", "fold" or "solitaire"); `dice_envs.sizes` turns it into memory and
+    time. An estimate errs on the large side where the reachable share is unknown.
+
+    Attributes:
+        states: the reachable non-terminal states.
+        rows: the outcome rows (one per (state, action, outcome)).
+        argument: the argument that drives the size, the one to lower.
+    """
+
+    states: float
+    rows: float
+    argument: str
+
+
 SIZE_LIMIT = 1_000_000_000
 """The most outcome rows a game's tables may hold, estimated from its arguments before anything
 is built (a model also counts the Python steps its making takes, where those are more). Each

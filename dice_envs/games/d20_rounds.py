@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dice_envs.games.base import Transition, check_int, check_size, uniform_die
+from dice_envs.games.base import TableSize, Transition, check_int, check_size, uniform_die
 from dice_envs.games.rule import Rule, parse_threshold
 
 TAKE, REROLL = 0, 1
@@ -73,6 +73,11 @@ class D20Rounds:
         )
         self.face_probs = uniform_die(self.sides)
         self.observation_nvec = (self.rounds + 1, self.sides + 1)
+
+    def table_size(self) -> TableSize:
+        """A state per (round, face showing), a take row and a reroll of `sides` rows each."""
+        states = self.rounds * self.sides
+        return TableSize(states, states * (self.sides + 1), "rounds")
 
     def __repr__(self) -> str:
         return f"D20Rounds(rounds={self.rounds}, sides={self.sides}, start_face={self.start_face})"

@@ -27,6 +27,7 @@ from dice_envs.games.base import (
 from dice_envs.games.seat_policy import opponent_spec, policy
 from dice_envs.games.simultaneous import SimultaneousFold
 from dice_envs.games.two_player import AGENT, OPPONENT, AgentSeat, TwoPlayerModel, _game_parameter
+from dice_envs.progress import task as progress_task
 
 # The exact fold refuses an opponent's turn longer than this many steps.
 MAX_TURN_STEPS = 100_000
@@ -388,7 +389,9 @@ class Fold(AgentSeat):
         origin = np.arange(len(start_keys))
         mass, gained = np.ones(len(states)), np.zeros(len(states))
         ended = []
+        report = progress_task("the opponent's turns", unit="steps")
         for _ in range(MAX_TURN_STEPS):
+            report.advance()
             if not len(states):
                 break
             probs = self.opponent_policy.batch_probs(self.model.batch_observation(states, OPPONENT))
@@ -421,6 +424,7 @@ class Fold(AgentSeat):
             )
         else:
             raise ValueError(f"the opponent's turn lasted over {MAX_TURN_STEPS} steps")
+        report.finish()
         origin, prob, end, reward, terminal = (np.concatenate(c) for c in zip(*ended, strict=True))
         keys = self._encode(end)
         order = np.lexsort((terminal, reward, keys, origin))

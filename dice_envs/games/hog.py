@@ -17,7 +17,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from dice_envs.games.base import Transition, check_int, check_size, uniform_die
+from dice_envs.games.base import TableSize, Transition, check_int, check_size, uniform_die
 from dice_envs.games.fold import fold_factory
 from dice_envs.games.views import Solitaire
 
@@ -34,6 +34,12 @@ def check_hog_size(goal: int, max_dice: int, sides: int, outcomes: int) -> None:
         "the tables' outcome rows (2 x (goal + 1)^2 positions x max_dice actions x the "
         "outcomes of a move), or the steps of the point laws ((max_dice x sides)^2 / 2)",
     )
+
+
+# Rows of the fold per row of a throw: the opponent's throw that follows, its points capped by
+# the goal (measured: 3,120 rows a state against five-dice at goal 100, 3,970 against random at
+# goal 60, for 295 distinct throws: about 11).
+FOLD_SPREAD = 11
 
 
 def turn_scores(dice: int, sides: int) -> list[tuple[int, float]]:
@@ -142,6 +148,18 @@ class Hog:
 
     def _counts(self) -> range:
         return range(1, self.max_dice + 1)
+
+    def table_size(self, view: str = "two-player") -> TableSize:
+        """About how large the tables of `view` are ("two-player", "fold", "solitaire"): a
+        state per pair of scores (per score alone), each throw's distinct points a row; in the
+        fold a throw is followed by the opponent's, whose spread `FOLD_SPREAD` is measured."""
+        throws = sum(len(law) for law in self.scores)  # rows of one state, all dice counts
+        if view == "solitaire":
+            return TableSize(self.goal + 1, (self.goal + 1) * throws, "goal")
+        positions = (self.goal + 1) ** 2
+        if view == "fold":
+            return TableSize(positions, positions * throws * FOLD_SPREAD, "goal")
+        return TableSize(2 * positions, 2 * positions * throws, "goal")
 
     def __repr__(self) -> str:
         return f"Hog(goal={self.goal}, max_dice={self.max_dice}, sides={self.sides})"

@@ -21,6 +21,7 @@ from operator import itemgetter
 import numpy as np
 
 from dice_envs.games.base import (
+    TableSize,
     Transition,
     check_die,
     check_int,
@@ -138,6 +139,30 @@ class Pig:
     def _roll_outcomes(sides: int) -> int:
         """How many outcomes a roll of the game's dice lists (at most): one per face."""
         return sides
+
+    def table_size(self, view: str = "two-player", opponent: object = None) -> TableSize:
+        """About how large the tables of `view` are ("two-player", "fold": the agent's seat
+        against `opponent`, "solitaire"): the positions where the mover's score and turn
+        total stay under the goal (half the grid), a roll's outcomes and a hold each.
+
+        In the fold, an opponent "hold-at-K" reaches few scores below a few K (its turns add
+        K or more): measured against hold-at-20 at goal 80 to 200, the agent meets 1 - 49 /
+        goal of the positions (0.39 to 0.75); taken as at least half. A hold sums the
+        opponent's turn: about 10 rows for an opponent that holds at a total (15 to 18 rows
+        a state against hold-at-20 with one die, 29 to 39 with two), about `goal` for
+        "random", which may hold at any total (105 rows a state at goal 100)."""
+        goal, roll = self.goal, self._roll_outcomes(self.sides)
+        positions = (goal + 1) ** 2 * goal / 2  # own score, opponent's score, turn total
+        if view == "fold":
+            held = re.fullmatch(r"hold-at-(\d+)", opponent) if isinstance(opponent, str) else None
+            reach = max(0.5, 1 - 2.5 * int(held.group(1)) / goal) if held else 1.0
+            turn_ends = goal if isinstance(opponent, str) and opponent == "random" else 10
+            states = positions * reach
+            return TableSize(states, states * (roll + turn_ends), "goal")
+        if view == "solitaire":
+            states = goal * goal / 2
+            return TableSize(states, states * (roll + 1), "goal")
+        return TableSize(2 * positions, 2 * positions * (roll + 1), "goal")
 
     def _roll_law(self) -> None:
         """What one roll does: `bust_prob` (the turn total is lost and the turn ends),

@@ -77,6 +77,13 @@ class Policy:
     def batch_probs(self, observations: np.ndarray) -> np.ndarray:
         if self.table is not None:
             return self.table[tuple(observations.T)]
+        if not self.asked.per_observation:  # a batched policy: one call for the whole batch
+            legal = mover_legal(self.model, observations) if self.asked.needs_legal else None
+            try:
+                answer = self.asked.answer(observations, legal)
+            except ValueError as error:
+                raise ValueError(f"opponent: {error}") from None
+            return _as_probabilities(answer, self.num_actions)
         if observations.shape[1] == 1:
             return np.array([self.probs(int(o)) for o in observations[:, 0]])
         return np.array([self.probs(tuple(int(v) for v in o)) for o in observations])

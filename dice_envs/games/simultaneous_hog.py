@@ -16,9 +16,9 @@ from operator import itemgetter
 
 import numpy as np
 
-from dice_envs.games.base import Transition, check_int
+from dice_envs.games.base import TableSize, Transition, check_int
 from dice_envs.games.fold import fold_factory
-from dice_envs.games.hog import Hog, check_hog_size
+from dice_envs.games.hog import FOLD_SPREAD, Hog, check_hog_size
 
 SimultaneousHogState = tuple[int, int]  # (score of player 0, score of player 1)
 
@@ -100,6 +100,13 @@ class SimultaneousHog:
             for points, prob in law:
                 self.point_law[points, action] += prob
         self._all_actions = tuple(range(self.max_dice))
+
+    def table_size(self, view: str = "fold") -> TableSize:
+        """About how large the fold's tables are: a state per pair of scores, each joint
+        throw's distinct pairs of points a row (as `Hog`'s fold, both throwing at once)."""
+        throws = sum(len(law) for law in self.hog.scores)
+        positions = (self.goal + 1) ** 2
+        return TableSize(positions, positions * throws * FOLD_SPREAD, "goal")
 
     def __repr__(self) -> str:
         return f"SimultaneousHog(goal={self.goal}, max_dice={self.max_dice}, sides={self.sides})"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dice_envs.games.base import Transition, check_int, check_size, uniform_die
+from dice_envs.games.base import TableSize, Transition, check_int, check_size, uniform_die
 from dice_envs.games.rule import Rule, parse_threshold
 
 STOP, GO_ON = 0, 1
@@ -73,6 +73,11 @@ class DieStopping:
         )
         self.face_probs = uniform_die(self.sides)
         self.observation_nvec = (self.rolls + 1, self.sides + 1)
+
+    def table_size(self) -> TableSize:
+        """A state per (roll, face showing), a stop row and a roll of `sides` rows each."""
+        states = self.rolls * self.sides
+        return TableSize(states, states * (self.sides + 1), "rolls")
 
     def __repr__(self) -> str:
         return f"DieStopping(rolls={self.rolls}, sides={self.sides})"
@@ -204,6 +209,11 @@ class RedBlackCards:
             "the tables' outcome rows ((red + 1) x (black + 1) decks x 2 actions x 2 cards)",
         )
         self.observation_nvec = (self.red + 1, self.black + 1)
+
+    def table_size(self) -> TableSize:
+        """A state per deck left, a stop row and a row per colour drawn."""
+        states = (self.red + 1) * (self.black + 1)
+        return TableSize(states, 3 * states, "red" if self.red >= self.black else "black")
 
     def __repr__(self) -> str:
         return f"RedBlackCards(red={self.red}, black={self.black})"
@@ -346,6 +356,11 @@ class ChowRobbins:
     def __init__(self, horizon: int = 100) -> None:
         self.horizon = check_int("horizon", horizon, 1)
         self.observation_nvec = (self.horizon + 1, self.horizon + 1)
+
+    def table_size(self) -> TableSize:
+        """A state per (tosses, heads) before the horizon, a stop row and two toss rows each."""
+        states = self.horizon * (self.horizon + 1) / 2
+        return TableSize(states, 3 * states, "horizon")
 
     def __repr__(self) -> str:
         return f"ChowRobbins(horizon={self.horizon})"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dice_envs.games.base import Transition, check_int, check_size, uniform_die
+from dice_envs.games.base import TableSize, Transition, check_int, check_size, uniform_die
 from dice_envs.games.rule import Rule, parse_threshold
 
 STOP, ROLL = 0, 1
@@ -94,6 +94,11 @@ class SumAvoid:
         # Sums seen after a roll reach at most max_sum + sides.
         self.observation_nvec = (self.max_sum + self.sides + 1,)
         self.state_bounds = self.observation_nvec
+
+    def table_size(self) -> TableSize:
+        """Every sum below the cap, each with a stop row and a roll of `sides` rows."""
+        states = self.max_sum + self.sides + 1
+        return TableSize(states, states * (self.sides + 1), "max_sum")
 
     def __repr__(self) -> str:
         return f"SumAvoid(N={self.N}, sides={self.sides}, max_sum={self.max_sum})"

@@ -29,7 +29,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from dice_envs.games.base import Transition, check_int
+from dice_envs.games.base import TableSize, Transition, check_int
 from dice_envs.games.rule import Rule, parse_threshold
 
 Config = tuple[int, int, int]  # (f, o, t)
@@ -204,6 +204,13 @@ class TenThousand:
             (config, n): self._legal_moves(config, n) for config in CONFIGS for n in range(1, 6)
         }
         self._roll_tables = {n: tuple(self._roll_table(n)) for n in range(1, 6)}
+
+    def table_size(self) -> TableSize:
+        """About how large the tables are: measured with every move allowed, about 40 states
+        per chip of the cap and 118 outcome rows a state (8,938 states and 1.05 million rows
+        at max_turn_score=200); fewer moves give fewer."""
+        states = (self.max_turn_score + 25) * 40
+        return TableSize(states, states * 118, "max_turn_score")
 
     def moves(self, config: Config, n: int) -> Mapping[int, tuple[int, int]]:
         """The give-back moves allowed after a roll of configuration `config` that left `n`

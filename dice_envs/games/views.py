@@ -11,6 +11,7 @@ import numpy as np
 from dice_envs.games.base import (
     Observation,
     State,
+    TableSize,
     Transition,
     check_choice,
     sample_transition,
@@ -151,6 +152,11 @@ class Solitaire:
         # The batch form of the rules (the fast table builder), where the model has one.
         self.batchable = hasattr(model, "batch_transitions") and hasattr(model, "batch_state_of")
         self.state_bounds = self.observation_nvec
+
+    def table_size(self) -> TableSize | None:
+        """The two-player model's estimate of its solitaire's tables (None if it has none)."""
+        sizer = getattr(self.model, "table_size", None)
+        return None if sizer is None else sizer("solitaire")
 
     def __repr__(self) -> str:
         inner = repr(self.model).split("(", 1)[1][:-1]
