@@ -22,6 +22,7 @@ internal error (one line; `--debug` or DICE_ENVS_DEBUG=1 shows its traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import inspect
 import json
@@ -31,7 +32,7 @@ import sys
 import textwrap
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -96,12 +97,14 @@ class Game:
     arguments are checked)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from dice_envs import GAMES, find_game, make_model
+        from dice_envs import GAMES, find_game, make_model, sizes
         from dice_envs.arguments import parse_kwargs
 
         self.env_id = _found_game(args.env_id, find_game)
         self.entry = GAMES[self.env_id]
         self.kwargs = parse_kwargs(args.kwargs)
+        # Before any work: refused here (exit 2) if it would need more memory than the limit.
+        self.estimate = sizes.check(self.env_id, args.command, self.kwargs)
         self.model = make_model(self.env_id, **self.kwargs)
 
     def check_tables(self) -> None:
@@ -522,6 +525,13 @@ def command_parser(name: str) -> argparse.ArgumentParser:
     )
     if name != "play":
         parser.add_argument("--json", action="store_true", help="print one JSON object")
+    if name != "games":
+        parser.add_argument(
+            "--max-memory",
+            metavar="SIZE",
+            help="refuse work estimated to need more memory than this (8G, 500M; default: "
+            "$DICE_ENVS_MAX_MEMORY, else 75%% of physical memory)",
+        )
     if name == "games":
         parser.add_argument(
             "env_id", nargs="?", default=None, metavar="GAME", help="one game: an id or short name"
@@ -579,14 +589,63 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO =
     args = parser.parse_intermixed_args(argv[1:])
     debug = debug or args.debug
     try:
+        limit = _memory_limit(getattr(args, "max_memory", None))
+    except ValueError as error:
+        parser.error(str(error))
+    with limit, _progress(getattr(args, "json", False)):
+        return _checked_and_run(parser, args, debug, stdin, out)
+
+
+def _memory_limit(typed: str | None) -> contextlib.AbstractContextManager:
+    """`--max-memory` as the limit every check of this command reads (the library's own
+    checks included): DICE_ENVS_MAX_MEMORY set for the command's time, then restored."""
+    if typed is None:
+        return contextlib.nullcontext()
+    from dice_envs import sizes
+
+    value = str(sizes.parse_memory(typed, "--max-memory"))
+    return _environment(sizes.MEMORY_VARIABLE, value)
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+
+
+def _progress(json_output: bool) -> contextlib.AbstractContextManager:
+    """Progress bars on stderr for steps of over a second: only when stderr is a terminal and
+    the output is not --json."""
+    from dice_envs import progress
+
+    return progress.on_terminal(enabled=progress.wanted(json_output))
+
+
+def _checked_and_run(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    debug: bool,
+    stdin: TextIO,
+    out: TextIO,
+) -> int:
+    try:
         if args.command == "play":  # checks and runs at once: a ValueError is the user's
-            from dice_envs import find_game
+            from dice_envs import find_game, sizes
             from dice_envs.arguments import parse_kwargs
             from dice_envs_cli.play import play
 
             env_id = _found_game(args.env_id, find_game)
+            kwargs = parse_kwargs(args.kwargs)
+            sizes.check(env_id, "play", kwargs)  # before any work, as every subcommand
             try:
-                return play(env_id, parse_kwargs(args.kwargs), args.seed, stdin, out)
+                return play(env_id, kwargs, args.seed, stdin, out)
             except KeyboardInterrupt:  # Ctrl-C at the prompt: stop without a traceback
                 print("", file=out)
                 return 130

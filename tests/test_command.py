@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -283,3 +284,23 @@ def test_a_run_folder_in_the_older_state_order_becomes_a_grid_table(tmp_path):
     assert table[0, 0] == -1  # no state has that observation
     run = last_json(dice_envs("evaluate", D20, "rounds=3", "--policy", str(tmp_path), "--json"))
     assert run["gap"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_work_over_the_memory_limit_is_refused_before_it_starts(capsys, monkeypatch):
+    monkeypatch.delenv("DICE_ENVS_MAX_MEMORY", raising=False)
+    with pytest.raises(SystemExit) as stop:
+        cli_main(["solve", "pig", "goal=30", "--max-memory", "1M"])
+    assert stop.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("dice-envs solve: error: dice_envs/Pig-v0 goal=30: solve would need")
+    assert "over the memory limit of 1 MB" in error and "lower goal" in error
+    assert "DICE_ENVS_MAX_MEMORY" not in os.environ  # the limit held for the command alone
+    with pytest.raises(SystemExit):
+        cli_main(["play", "pig", "goal=30", "--max-memory", "1M"], stdin=io.StringIO(""))
+    assert "play would need" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli_main(["evaluate", "pig", "--policy", "hold-at-20", "--max-memory", "lots"])
+    assert "--max-memory must be a size such as 8G or 500M, got 'lots'" in capsys.readouterr().err
+    out = io.StringIO()  # raised, the limit lets the same command run
+    assert cli_main(["solve", "pig", "goal=30", "--max-memory", "4G"], out=out) == 0
+    assert "value: 0.6004202722" in out.getvalue() and capsys.readouterr().err == ""
