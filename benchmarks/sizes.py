@@ -6,10 +6,10 @@ what it measures, each case in a fresh process, so that the rates in `dice_envs.
     python -m benchmarks.sizes --quick         # the cases under a few seconds
     python -m benchmarks.sizes --json out.json # the rows as JSON too
 
-A case's peak memory is `ru_maxrss` of its own process (imports included, as the estimate
-includes `BASE_BYTES`), its time the operation's wall time. A solve reads the solution's state
-count and Bellman residual, as `dice-envs solve` prints them (they may build the tables). Each
-takes seconds to a minute; the whole run a few minutes on 2 cores.
+A case's peak memory is the high-water mark of its own process (`peak_memory`; imports
+included, as the estimate includes `BASE_BYTES`), its time the operation's wall time. A solve
+reads the solution's state count and Bellman residual, as `dice-envs solve` prints them (they
+may build the tables). Each takes seconds to a minute; the whole run a few minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 Case = tuple[str, str, dict[str, Any], str | None]
@@ -68,8 +69,20 @@ def run(case: Case) -> dict[str, Any]:
     else:
         baselines.equilibrium(env_id, **kwargs)
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
-    return {"peak_bytes": peak, "seconds": seconds}
+    return {"peak_bytes": peak_memory(), "seconds": seconds}
+
+
+def peak_memory() -> int:
+    """This process's peak resident memory in bytes: Linux's VmHWM, which starts afresh at
+    exec. Not `ru_maxrss`: it keeps the high-water mark of the process before its exec, so a
+    case started by a large parent (a pytest worker of 1 GB) measured the parent."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024  # kB
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
 
 
 def measure(case: Case, timeout: float = 900) -> dict[str, Any]:

@@ -198,14 +198,7 @@ def measured(case):
         text=True,
         check=True,
         cwd=ROOT,
-        # A measurement of its own: none of the session's variables (what other tests set
-        # leaks into os.environ, and once made this peak four times larger).
-        env={
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": os.environ.get("HOME", ""),
-            "PYTHONPATH": str(ROOT),
-            sizes.MEMORY_VARIABLE: "1T",
-        },
+        env={**os.environ, "PYTHONPATH": str(ROOT), sizes.MEMORY_VARIABLE: "1T"},
         timeout=600,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])["peak_bytes"]
