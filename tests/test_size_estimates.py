@@ -5,10 +5,6 @@ steps report progress to whoever listens (and to nobody by default)."""
 
 import importlib
 import io
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -16,9 +12,9 @@ import pytest
 import baselines
 import dice_envs
 from baselines.yahtzee import solve_model as solve_yahtzee_model  # before `no_work` patches it
+from benchmarks.sizes import measure
 from dice_envs import progress, sizes
 from dice_envs.games import base
-from tests.repository import REPOSITORY as ROOT
 
 OPERATIONS_OF = {
     "one": ("solve", "evaluate", "play"),
@@ -190,24 +186,10 @@ def test_limit_order_parameter_variable_then_physical_memory(monkeypatch):
 # -- the estimate against the measured peak memory, each size in a fresh process ----------
 
 
-def measured(case):
-    """Peak RSS (bytes) of `benchmarks.sizes.run(case)` in a fresh process."""
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.sizes", "--one", json.dumps(case)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT), sizes.MEMORY_VARIABLE: "1T"},
-        timeout=600,
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])["peak_bytes"]
-
-
 def within_twice(cases):
     for case in cases:
         env_id, operation, kwargs, _ = case
-        ratio = sizes.estimate(env_id, operation, **kwargs).bytes / measured(case)
+        ratio = sizes.estimate(env_id, operation, **kwargs).bytes / measure(case)["peak_bytes"]
         assert 0.5 <= ratio <= 2.0, (case, ratio)
 
 
