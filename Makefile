@@ -87,6 +87,7 @@ bench: venv
 	$(BIN)/python -m benchmarks.yahtzee
 	$(BIN)/python -m benchmarks.sampled_gap
 	$(BIN)/python -m benchmarks.against_base --base $(BENCH_BASE)
+	$(BIN)/python -m benchmarks.sizes --write
 
 # `pip install .` (not editable) into a fresh virtual environment in a temp folder, checked
 # from outside the repository: gym.make, make_vec, solve, evaluate, version, LICENSE.

@@ -16,7 +16,7 @@ import numpy as np
 
 from baselines.protocols import ByObservation, observation_rows
 from baselines.solvers import q_from_values
-from dice_envs.games.base import Observation, State
+from dice_envs.games.base import Observation, State, reachable_states
 from dice_envs.games.hog import Hog
 from dice_envs.games.pig import HOLD, ROLL, Pig
 from dice_envs.games.two_dice_pig import TwoDicePig
@@ -148,8 +148,9 @@ class BothSeats:
         bounds = getattr(model, "state_bounds", None)
         if bounds is not None:
             self.state_bounds = self.observation_nvec = tuple(bounds)
-        else:
-            self.observation_nvec = ()
+        else:  # the grid the reachable states span
+            states = np.array(list(reachable_states(self)), dtype=np.int64)
+            self.observation_nvec = tuple(int(n) for n in states.max(axis=0) + 1)
         if not (hasattr(model, "batch_transitions") and bounds is not None):
             self.batchable = False
 
@@ -187,8 +188,8 @@ def minimax_value_iteration(
     """Value iteration on the tables of both seats: player 0 maximises, player 1 minimises
     player 0's win probability.
 
-    Limits and tolerance: the model's states must be int tuples with `state_bounds` (or
-    hashable, for the generic table builder). Sweeps from V = 0 until no value moves by more
+    Limits and tolerance: the model's states must be tuples of non-negative ints (with
+    `state_bounds` for the vectorised table builder). Sweeps from V = 0 until no value moves by more
     than `tol`; the values are monotone in the sweeps for these games (win probabilities
     grow as more of the game is seen), so the result is within about tol / (1 - rate) of the
     optimum. For checking the layered solvers at small goals: every sweep touches every row.

@@ -5,6 +5,8 @@ what it measures, each case in a fresh process, so that the rates in `dice_envs.
     python -m benchmarks.sizes                 # every case: a table of estimate / measured
     python -m benchmarks.sizes --quick         # the cases under a few seconds
     python -m benchmarks.sizes --json out.json # the rows as JSON too
+    python -m benchmarks.sizes --write         # (make bench) docs/bench_sizes.json and the
+                                               # "sizes-bench" section of docs/benchmarks.md
 
 A case's peak memory is the high-water mark of its own process (`peak_memory`; imports
 included, as the estimate includes `BASE_BYTES`), its time the operation's wall time. A solve
@@ -131,6 +133,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="the cases under a few seconds")
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     parser.add_argument("--only", metavar="TEXT", help="the cases whose id contains TEXT")
+    parser.add_argument(
+        "--write", action="store_true", help="write docs/bench_sizes.json and the page's table"
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
@@ -160,6 +165,42 @@ def main(argv: list[str] | None = None) -> None:
     if args.json:
         with open(args.json, "w") as out:
             json.dump(rows, out, indent=1)
+    if args.write:
+        from docs.tools.readme import BENCHMARKS, DOCS, replace_marked_section
+
+        (DOCS / "bench_sizes.json").write_text(json.dumps(rows, indent=1) + "\n")
+        replace_marked_section(BENCHMARKS, "sizes-bench", report(rows))
+
+
+def report(rows: list[dict[str, Any]]) -> str:
+    """The rows as the benchmarks page's table: estimate against measurement, per case."""
+    lines = [
+        "Each operation's estimate (`dice_envs.sizes.estimate`, read off the arguments before "
+        "any work) against its measurement in a fresh process: the peak resident memory "
+        "(imports included) and the wall time. The memory check refuses what the estimate "
+        "puts over the limit, so a ratio under 1 is the direction that can let too much "
+        "through.",
+        "",
+        "| game | operation | arguments | estimated MB | measured MB | ratio | estimated s "
+        "| measured s |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        arguments = (
+            ", ".join(
+                f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in row["kwargs"].items()
+            )
+            or "defaults"
+        )
+        lines.append(
+            f"| {row['env_id'].split('/')[1]} | {row['operation']} | {arguments} | "
+            f"{row['estimated_bytes'] / 1e6:,.0f} | {row['measured_bytes'] / 1e6:,.0f} | "
+            f"{row['memory_ratio']:.2f} | {row['estimated_seconds']:.2f} | "
+            f"{row['measured_seconds']:.2f} |"
+        )
+    ratios = [row["memory_ratio"] for row in rows]
+    lines += ["", f"Estimate / measured memory: {min(ratios):.2f} to {max(ratios):.2f}."]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

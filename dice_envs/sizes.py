@@ -303,11 +303,16 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds / 3600:.2g} h"
 
 
+# How the user gave the limit that MEMORY_VARIABLE holds, when a command line set it for its
+# own duration (`--max-memory 2G`): a refusal names what the user typed.
+limit_typed_as: str | None = None
+
+
 def _limit_source(max_memory: object) -> str:
     if max_memory is not None:
         return "max_memory"
     if os.environ.get(MEMORY_VARIABLE):
-        return MEMORY_VARIABLE
+        return limit_typed_as or MEMORY_VARIABLE
     return f"{MEMORY_FRACTION:.0%} of {format_bytes(physical_memory())} of memory"
 
 

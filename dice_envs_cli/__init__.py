@@ -179,11 +179,22 @@ def _solve(args: argparse.Namespace) -> Run:
         result = {**game.head(), "value": solution.value}
         for key, attribute in SOLUTION_FIELDS.items():  # a Yahtzee solution lacks some
             if hasattr(solution, attribute):
-                result[key] = getattr(solution, attribute)
+                result[key] = _measured_or_none(getattr(solution, attribute))
+        if result.get("states", 0) is None and result.get("table_seconds") == 0:
+            result["table_seconds"] = None  # no tables were built, not built in no time
         result.update(two_player_value(game))
         return result
 
     return run
+
+
+def _measured_or_none(value: Any) -> Any:
+    """A solution's field, or None where its solver did not measure it (a state count of -1 or
+    a NaN residual: a specialised solve at arguments whose tables are not built)."""
+    value = _plain(value)
+    if isinstance(value, float) and value != value or isinstance(value, int) and value < 0:
+        return None
+    return value
 
 
 # What `solve` prints of a solution besides its value, where the solution has it.
@@ -389,6 +400,8 @@ def _print(result: dict[str, Any], as_json: bool, out: TextIO) -> None:
             print(f"{key:>{width}}: none (no observation loses more than round-off)", file=out)
         elif key in ("gap", "relative_gap") and round_off:
             print(f"{key:>{width}}: 0", file=out)
+        elif key in SOLUTION_FIELDS and value is None:
+            print(f"{key:>{width}}: not measured (no tables at these arguments)", file=out)
         else:
             print(f"{key:>{width}}: {_shown(value)}", file=out)
 
@@ -604,16 +617,19 @@ def _memory_limit(typed: str | None) -> contextlib.AbstractContextManager:
     from dice_envs import sizes
 
     value = str(sizes.parse_memory(typed, "--max-memory"))
-    return _environment(sizes.MEMORY_VARIABLE, value)
+    return _environment(sizes.MEMORY_VARIABLE, value, f"--max-memory {typed}")
 
 
 @contextlib.contextmanager
-def _environment(name: str, value: str) -> Iterator[None]:
-    before = os.environ.get(name)
-    os.environ[name] = value
+def _environment(name: str, value: str, typed_as: str) -> Iterator[None]:
+    from dice_envs import sizes
+
+    before, typed_before = os.environ.get(name), sizes.limit_typed_as
+    os.environ[name], sizes.limit_typed_as = value, typed_as
     try:
         yield
     finally:
+        sizes.limit_typed_as = typed_before
         if before is None:
             os.environ.pop(name, None)
         else:

@@ -20,29 +20,15 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from dice_envs import env_ids, game
+from dice_envs import find_game, game
 from dice_envs_cli.prompt import QUIT, Option, action_table, ranked, read_move, verdict, wrap
-
-
-def game_id(name: str) -> str:
-    """The registered id a game's short name means, case, `_` and `-` aside ("yahtzee",
-    "sum_avoid"); an id, or a name that matches none, comes back unchanged."""
-
-    def squeeze(text: str) -> str:
-        return text.lower().replace("_", "").replace("-", "")
-
-    for env_id in env_ids():
-        short = env_id.split("/")[-1].rsplit("-v", 1)[0]
-        if squeeze(name) == squeeze(short):
-            return env_id
-    return name
 
 
 def play(env_id: str, kwargs: dict[str, Any], seed: int | None, stdin: TextIO, out: TextIO) -> int:
     """Play one episode of `env_id` (an id or a short name) with game arguments `kwargs`,
     reading moves and commands from `stdin` and writing to `out`. Returns 0 (the game ended,
     or the person quit), or 1 when the input ends before the game does."""
-    env_id = game_id(env_id)
+    env_id = find_game(env_id)
     if not game(env_id).tables:  # Yahtzee: played turn by turn on its structure-aware optimum
         from dice_envs_cli.play_yahtzee import play_yahtzee
 

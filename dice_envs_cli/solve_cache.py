@@ -20,7 +20,6 @@ import hashlib
 import inspect
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from dice_envs import __version__, game, make_model
+from dice_envs.files import atomic_write, atomic_write_bytes
 
 CACHE_ENV = "DICE_ENVS_CACHE"
 MIN_SECONDS = 1.0  # a solve quicker than this is not worth a file
@@ -197,22 +197,8 @@ def store(env_id: str, kwargs: dict[str, Any], solution: Any) -> Path | None:
         return None
     path = cache_path(env_id, key)
     arrays = _codec(env_id)[0](solution, env_id, kwargs)
-    _write_atomically(path, lambda file: np.savez(file, key=np.str_(key), **arrays))
+    atomic_write(path, lambda file: np.savez(file, key=np.str_(key), **arrays))
     return path
-
-
-def _write_atomically(path: Path, write: Callable[[Any], None]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".writing-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            write(file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def clear() -> tuple[int, int]:
@@ -273,7 +259,7 @@ def record_rate(env_id: str, size: int, seconds: float) -> None:
         rates = {}
     rates[env_id] = {"size": size, "seconds": seconds}
     text = json.dumps(rates, indent=1, sort_keys=True)
-    _write_atomically(path, lambda file: file.write(text.encode()))
+    atomic_write_bytes(path, text.encode())
 
 
 def cached_solution(

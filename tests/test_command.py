@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import re
 import subprocess
@@ -206,6 +207,26 @@ def test_a_gap_of_round_off_prints_as_0_and_nothing_lost_says_none():
     assert f"gap: {gap:.10g}" in [line.strip() for line in out.getvalue().splitlines()]
 
 
+def test_a_solve_whose_tables_were_not_built_says_its_count_was_not_measured(monkeypatch):
+    solve = baselines.solve
+
+    def unmeasured(*args, **kwargs):  # as a specialised solve past the tables' size
+        solution = solve(*args, **kwargs)
+        solution.measure_on(lambda: None)
+        solution._measure, solution.num_states, solution.bellman_residual = None, -1, math.nan
+        return solution
+
+    monkeypatch.setattr(baselines, "solve", unmeasured)
+    out = io.StringIO()
+    assert cli_main(["solve", "pig", "goal=30"], out=out) == 0
+    lines = [line.strip() for line in out.getvalue().splitlines()]
+    for key in ("states", "bellman_residual"):
+        assert f"{key}: not measured (no tables at these arguments)" in lines
+    data = cli_json("solve", "pig", "goal=30")
+    assert data["states"] is None and data["bellman_residual"] is None
+    assert data["table_seconds"] is None and data["value"] > 0.5
+
+
 def test_counts_print_with_separators_in_text_and_as_numbers_in_json():
     out = io.StringIO()
     assert cli_main(["solve", "pig", "goal=30"], out=out) == 0
@@ -293,7 +314,7 @@ def test_work_over_the_memory_limit_is_refused_before_it_starts(capsys, monkeypa
     assert stop.value.code == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.startswith("dice-envs solve: error: dice_envs/Pig-v0 goal=30: solve would need")
-    assert "over the memory limit of 1 MB" in error and "lower goal" in error
+    assert "over the memory limit of 1 MB (--max-memory 1M)" in error and "lower goal" in error
     assert "DICE_ENVS_MAX_MEMORY" not in os.environ  # the limit held for the command alone
     with pytest.raises(SystemExit):
         cli_main(["play", "pig", "goal=30", "--max-memory", "1M"], stdin=io.StringIO(""))

@@ -371,3 +371,12 @@ def test_an_env_with_a_solution_as_opponent_pickles():
 def test_test_ids_name_functions_without_their_address():
     # pytest-xdist's workers must collect the same ids; a repr holds a per-process address.
     assert stable_id({"goal": 20, "opponent": len}) == "{goal=20, opponent=len}"
+
+
+def test_a_game_the_opponent_ended_renders_the_scores_and_who_won():
+    fold = Fold(Pig(goal=2), "hold-at-20", agent_starts=False)
+    over = [state for _, state in fold.initial_states() if fold.transitions(state, 0)[0][3]]
+    assert over, "at goal 2 the opponent can win its first turn"
+    for state in over:
+        text = fold.render_text(state)
+        assert text.endswith(": the opponent won") and "you 0" in text

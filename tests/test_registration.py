@@ -81,6 +81,14 @@ def test_toy_two_player_game_folds_and_plays_in_pettingzoo(toy_games):
     # Walking is exploitable: the best response wins 3/4 where the game's value is 1/2.
     assert baselines.exploitability("walk", RACE_ID).value == pytest.approx(0.25)
 
+    # Both optimal at goal 2, by hand: V(0, 0) = max(1/2, 1/2 + (1 - V(0, 0)) / 2) = 2/3 (a
+    # walk hands the other a position worth 1/2 to it; a failed gamble hands it (0, 0)). The
+    # toy game gives no state_bounds: the generic solver spans its reachable states.
+    optimum = baselines.solve(
+        RACE_ID, goal=2, opponent="two-player-optimal", agent_starts=True
+    ).value
+    assert optimum == pytest.approx(2 / 3, abs=1e-12)
+
     env = gym.make(RACE_ID, agent_starts=True)
     obs, _ = env.reset(seed=1)
     assert tuple(obs) == (0, 0)

@@ -24,13 +24,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from dice_envs.files import atomic_write_bytes, remove_partial_files
 from training.runs import (
     RunStoreError,
-    atomic_write_bytes,
     check_identity,
     ctrl_c_deferred,
     locked,
-    remove_partial_files,
     run_dir,
     run_identity,
     source_stamp,

@@ -27,7 +27,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
 
 import dice_envs  # noqa: F401  (registers the ids)
 from dice_envs.envs.sb3 import DiceSB3VecEnv
-from training.runs import atomic_write_bytes
+from dice_envs.files import atomic_write_bytes
 from training.streams import RunStreams, generator, numpy_global_seed, seed_env, torch_seed
 
 OWN_KEYS = ("n_envs", "obs_encoding", "reward_scale", "masked", "vec_env")

@@ -30,7 +30,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from training.runs import atomic_write_bytes
+from dice_envs.files import atomic_write_bytes
 from training.streams import RunStreams, generator, seed_env
 
 

@@ -54,7 +54,6 @@ import importlib.util
 import json
 import os
 import platform
-import secrets
 import shutil
 import signal
 import sys
@@ -67,6 +66,7 @@ from typing import Any
 
 import yaml
 
+from dice_envs.files import atomic_write_bytes
 from training.config import game_name
 
 # Libraries whose versions decide the numbers; every result records the ones it was made with.
@@ -385,43 +385,6 @@ def _is_file_at(handle, path: Path) -> bool:
         return False
     held = os.fstat(handle.fileno())
     return (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino)
-
-
-def remove_partial_files(directory: Path) -> None:
-    """Temporary files of a process that was killed before it could rename or remove them."""
-    for path in directory.glob(".*.tmp"):
-        path.unlink(missing_ok=True)
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same folder, then rename over `path`.
-
-    The file gets the mode `open(path, "wb")` would give it (0o666 less the umask, or the
-    folder's default ACL), not `tempfile.mkstemp`'s 0o600: a store shared between users or the
-    nodes of a cluster stays readable as its umask says.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = _new_temporary(path)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def _new_temporary(path: Path) -> tuple[int, str]:
-    """A new file `.<name>.<random>.tmp` beside `path`, opened for writing (`remove_partial_files`
-    removes those a killed process leaves)."""
-    while True:
-        temporary = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
-        try:
-            return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), temporary
-        except FileExistsError:
-            continue
 
 
 @contextmanager

@@ -27,10 +27,10 @@ from typing import Any, TextIO
 import gymnasium as gym
 import numpy as np
 
+from dice_envs.files import atomic_write_bytes, remove_partial_files
 from training.config import ConfigError, check_seed, load_config
 from training.evaluation import ExactScorer, SampledScorer, make_scorer
 from training.runs import (
-    atomic_write_bytes,
     atomic_write_json,
     atomic_write_yaml,
     check_identity,
@@ -42,7 +42,6 @@ from training.runs import (
     read_finished,
     read_json,
     record_code,
-    remove_partial_files,
     run_dir,
     run_identity,
 )

@@ -804,7 +804,8 @@ def tuned_config_text(raw: dict[str, Any], config_path: str, record: dict, recor
 def _write_outputs(args: argparse.Namespace, search: Search, record: dict[str, Any]) -> int:
     """Write the record and the tuned config where asked; 1 if a config was asked for but no
     trial ran the whole budget."""
-    from training.runs import atomic_write_bytes, atomic_write_json, ctrl_c_deferred
+    from dice_envs.files import atomic_write_bytes
+    from training.runs import atomic_write_json, ctrl_c_deferred
 
     if args.record is not None:
         with ctrl_c_deferred():

@@ -214,8 +214,8 @@ class Fold(AgentSeat):
             return full
 
     def render_text(self, state: State) -> str:
-        if state in self._over:
-            return "the opponent won before your first move"
+        if state in self._over:  # the game ended in the opponent's turn
+            return f"{self.model.render_text(state, AGENT)}: the opponent won"
         return self.model.render_text(state, AGENT)
 
     # -- sampling, action by action ------------------------------------------------------------

@@ -17,7 +17,7 @@ from dice_envs.games.base import (
     sample_transition,
 )
 from dice_envs.games.policy_forms import SEAT_SOLUTIONS
-from dice_envs.games.seat_policy import named_table
+from dice_envs.games.seat_policy import seat_policy
 from dice_envs.games.two_player import AGENT, OPPONENT, TwoPlayerModel, _game_parameter
 
 
@@ -122,11 +122,21 @@ class Solitaire:
     def named_policy(self, name: str) -> np.ndarray | None:
         """The two-player model's named policy with the opponent's score at 0 (hold-at-K alone
         holds at the lesser of K and the points still needed, as in the race)."""
-        if name not in SEAT_SOLUTIONS:  # the race's optimum is not the solitaire game's
-            table = named_table(self.model, name)
-            if table is not None:
-                return np.take(table, 0, axis=self._other)
-        return None
+        if name in SEAT_SOLUTIONS:
+            return None  # the race's optimum is not the solitaire game's
+        own = self.model.named_policy(name)
+        if own is None:
+            return None
+        if isinstance(own, np.ndarray):  # probabilities over the race's grid: its slice
+            table = own.take(0, axis=self._other)
+        else:  # asked on the slice where the opponent has 0 only, not the race's whole grid
+            nvec = [int(n) for n in self.model.observation_nvec]
+            nvec[self._other] = 1
+            grid = np.indices(nvec).reshape(len(nvec), -1).T
+            probs = seat_policy(self.model, name).batch_probs(grid)
+            table = probs.reshape(tuple(nvec) + probs.shape[1:]).take(0, axis=self._other)
+        actions = table.argmax(axis=-1)
+        return actions if np.all(table.max(axis=-1) == 1.0) else table
 
     def __init__(self, model: TwoPlayerModel, objective: str = "turns") -> None:
         self.objective = check_choice("objective", objective, self.objectives)

@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 import yaml
 
+from dice_envs.files import atomic_write_bytes
 from training.runs import (
     CODE_FILE,
     PACKAGE,
-    atomic_write_bytes,
     planned_runs,
     read_finished,
     read_json,
