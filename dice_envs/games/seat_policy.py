@@ -8,6 +8,7 @@ observation at a time as play reaches it.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping
 
@@ -124,7 +125,7 @@ def seat_policy(model: TwoPlayerModel, spec: object) -> Policy:
 def _seat_policy(model: TwoPlayerModel, asked: BatchedPolicy) -> Policy:
     nvec, actions = tuple(int(n) for n in model.observation_nvec), model.num_actions
     lazy = asked.per_observation or not asked.whole_grid
-    if lazy or int(np.prod(nvec)) > BATCHED_GRID_LIMIT:
+    if lazy or math.prod(nvec) > BATCHED_GRID_LIMIT:  # math.prod: no int64 overflow
         return Policy(actions, asked=asked, model=model, name=asked.name)
     if asked.table is not None:  # the table itself, in the grid's order
         cells = int(np.prod(nvec))
