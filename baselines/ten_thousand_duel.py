@@ -1,0 +1,719 @@
+"""The race to the goal at Ten Thousand (issue 44), solved exactly, at any goal.
+
+Two players alternate turns of Crocce and Mordecki's solitaire turn (`TenThousand`): a throw
+without score ends the turn with nothing banked, a stop banks the turn total, and a player
+whose banked chips plus turn total reach the goal `G` wins at once. A decision is seen as
+(own banked chips, opponent's banked chips, turn total, configuration index, dice in hand),
+with the actions and masks of `TenThousand-v0`.
+
+The solve works on banked-score pairs (a, b), a the mover's, in decreasing order of a + b.
+A turn of the mover at (a, b) pays P(t) = 1 - V'(b, a + t) for a stop at t (every such pair
+has a larger sum, so it is known), 1 for a roll reaching G - a, and the bust value
+v = 1 - V'(b, a), where V' is the other seat's win probability when it moves. Inside the turn
+every value is linear in v: R(tau, n) = alpha + beta * v, computed by the paper's backward
+recursion over the turn total (a give-back lowers the total by less than the roll added, so
+every R needed is at a higher total). The only unknowns of a sum are the two-cycles
+(a, b) <-> (b, a) a bust closes: each is solved exactly by policy iteration on the pair (fix
+both turn policies, solve the 2x2 linear system of their alpha + beta * v, improve both turns
+with the new bust values; an action changes only if it is better by more than `PI_TOLERANCE`,
+so exact ties never stall it). A seat that plays a fixed policy (asked in batches, a sum at a
+time) has a turn value linear in its bust value, so best responses and evaluations run on the
+same loop. The optimal actions are not stored (about 170 million decision states at the full
+goal): a pair's turn is recomputed on demand from the win probabilities (`RaceSolution`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from dice_envs.games.ten_thousand import (
+    CONFIGS,
+    NO_CONFIG,
+    ROLL,
+    STOP,
+    TenThousand,
+    score,
+    scoring_dice,
+)
+
+NUM_ACTIONS = len(TenThousand.action_names)
+MAX_ROLL_SCORE = 24  # five 1s: the most one throw scores, in chips
+PI_TOLERANCE = 1e-13  # an action is replaced only by one better by more than this
+TIE_TOLERANCE = 1e-9  # as `baselines.solvers`: the lowest action within it of the best is played
+MAX_ITERATIONS = 200  # policy evaluations of one pair before giving up (never reached)
+OPTIMISE, FIXED_ACTIONS, FIXED_PROBABILITIES = 0, 1, 2
+PAIRS_PER_ASK = 64  # pairs whose decisions a fixed policy is asked in one batch
+
+
+@dataclass(frozen=True)
+class TurnTables:
+    """The solitaire turn as flat arrays for the compiled loops.
+
+    Positions are the decision positions (configuration index, dice in hand): position 0 is
+    five fresh dice (the start and hot dice), the others a configuration set aside with 1-4
+    dice in hand. Rows of `out_*` are the scoring configurations a roll of n dice shows.
+    """
+
+    positions: np.ndarray  # (P, 2): configuration index, dice in hand
+    position_of: np.ndarray  # (len(CONFIGS), 6): position of (configuration, dice), -1 if none
+    position_score: np.ndarray  # (P,): chips of the configuration set aside (least turn total)
+    legal: np.ndarray  # (P, NUM_ACTIONS) legal actions at a turn total > 0
+    bust_prob: np.ndarray  # (6,)
+    n_out: np.ndarray  # (6,)
+    out_prob: np.ndarray  # (6, K)
+    out_gain: np.ndarray  # (6, K) chips scored
+    out_left: np.ndarray  # (6, K) dice in hand after (5 after hot dice)
+    out_pos: np.ndarray  # (6, K) position after
+    mv_count: np.ndarray  # (P,)
+    mv_action: np.ndarray  # (P, M)
+    mv_chips: np.ndarray  # (P, M) chips given back
+    mv_dice: np.ndarray  # (P, M) dice given back
+
+    def arrays(self) -> tuple:
+        return (
+            self.n_out,
+            self.out_prob,
+            self.out_gain,
+            self.out_left,
+            self.out_pos,
+            self.bust_prob,
+            self.mv_count,
+            self.mv_action,
+            self.mv_chips,
+            self.mv_dice,
+        )
+
+
+def turn_tables(allowed_moves: Iterable[str] | None = None) -> TurnTables:
+    """The turn of `TenThousand(allowed_moves=...)` (its roll tables and moves) as arrays."""
+    model = TenThousand(allowed_moves=allowed_moves)
+    positions = [(0, 5)]
+    for index, config in enumerate(CONFIGS):
+        if index:
+            positions += [(index, n) for n in range(1, 5) if scoring_dice(config) + n <= 5]
+    position_of = np.full((len(CONFIGS), 6), -1, dtype=np.int64)
+    position_of[:, 5] = 0  # five dice in hand: no move, whatever was set aside
+    for p, (index, n) in enumerate(positions):
+        position_of[index, n] = p
+    count = len(positions)
+    moves = [sorted(model.moves(CONFIGS[index], n).items()) for index, n in positions]
+    width = max(1, max(len(m) for m in moves))
+    mv_action = np.zeros((count, width), dtype=np.int64)
+    mv_chips = np.zeros((count, width), dtype=np.int64)
+    mv_dice = np.zeros((count, width), dtype=np.int64)
+    legal = np.zeros((count, NUM_ACTIONS), dtype=bool)
+    legal[:, [STOP, ROLL]] = True
+    for p, row in enumerate(moves):
+        for m, (action, (chips, dice)) in enumerate(row):
+            mv_action[p, m], mv_chips[p, m], mv_dice[p, m] = action, chips, dice
+            legal[p, action] = True
+    rows = {n: [(p, c) for p, c in model.roll_table(n) if c != NO_CONFIG] for n in range(1, 6)}
+    most = max(len(r) for r in rows.values())
+    out_prob = np.zeros((6, most))
+    out_gain, out_left, out_pos = (np.zeros((6, most), dtype=np.int64) for _ in range(3))
+    bust_prob = np.zeros(6)
+    n_out = np.zeros(6, dtype=np.int64)
+    for n, outcomes in rows.items():
+        bust_prob[n] = sum(p for p, c in model.roll_table(n) if c == NO_CONFIG)
+        n_out[n] = len(outcomes)
+        for j, (p, config) in enumerate(outcomes):
+            left = n - scoring_dice(config)
+            out_prob[n, j], out_gain[n, j] = p, score(config)
+            out_left[n, j] = left or 5
+            out_pos[n, j] = position_of[CONFIGS.index(config), left] if left else 0
+    return TurnTables(
+        positions=np.array(positions, dtype=np.int64),
+        position_of=position_of,
+        position_score=np.array([score(CONFIGS[index]) for index, _ in positions]),
+        legal=legal,
+        bust_prob=bust_prob,
+        n_out=n_out,
+        out_prob=out_prob,
+        out_gain=out_gain,
+        out_left=out_left,
+        out_pos=out_pos,
+        mv_count=np.array([len(m) for m in moves], dtype=np.int64),
+        mv_action=mv_action,
+        mv_chips=mv_chips,
+        mv_dice=mv_dice,
+    )
+
+
+# -- the compiled turn and pair loops -----------------------------------------------------------
+
+
+@njit(cache=True)
+def _turn(
+    top, pay, v, mode, fixed_act, fixed_prob, current, ra, rb, tol,
+    n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
+    mv_count, mv_action, mv_chips, mv_dice,
+):  # fmt: skip
+    """One turn by backward induction over the turn total, totals capped at `top`.
+
+    `pay[t]`: the payoff of stopping at t < top, or of a roll reaching t >= top. Every value is
+    kept as ra + rb * v (v the bust value): ra[tau, n], rb[tau, n] for rolling n dice from tau.
+    mode OPTIMISE picks each decision's action at the bust value `v` (writing it to `current`;
+    an action already there is replaced only by one better by more than `tol`); the other
+    modes play `fixed_act` or the mixtures `fixed_prob`. Returns (alpha, beta, changed) of the
+    turn's start and whether any optimised action changed.
+    """
+    changed = False
+    for tau in range(top - 1, -1, -1):
+        for n in range(1, 6):
+            sa = 0.0
+            sb = bust_prob[n]
+            for j in range(n_out[n]):
+                p = out_prob[n, j]
+                t = tau + out_gain[n, j]
+                if t >= top:
+                    sa += p * pay[t]
+                    continue
+                left = out_left[n, j]
+                pos = out_pos[n, j]
+                moves = mv_count[pos] if left < 5 else 0
+                if mode == FIXED_PROBABILITIES:
+                    probs = fixed_prob[t, pos]
+                    ca = probs[STOP] * pay[t] + probs[ROLL] * ra[t, left]
+                    cb = probs[ROLL] * rb[t, left]
+                    for m in range(moves):
+                        q = probs[mv_action[pos, m]]
+                        if q > 0.0:
+                            ca += q * ra[t - mv_chips[pos, m], left + mv_dice[pos, m]]
+                            cb += q * rb[t - mv_chips[pos, m], left + mv_dice[pos, m]]
+                    sa += p * ca
+                    sb += p * cb
+                    continue
+                if mode == FIXED_ACTIONS:
+                    act = fixed_act[t, pos]
+                else:
+                    act = current[t, pos]
+                    best = -np.inf
+                    if act == STOP:
+                        best = pay[t]
+                    elif act == ROLL:
+                        best = ra[t, left] + rb[t, left] * v
+                    elif act > ROLL:
+                        for m in range(moves):
+                            if mv_action[pos, m] == act:
+                                back = t - mv_chips[pos, m]
+                                more = left + mv_dice[pos, m]
+                                best = ra[back, more] + rb[back, more] * v
+                    margin = tol if act >= 0 else 0.0
+                    chosen = act
+                    if chosen < 0 or pay[t] > best + margin:
+                        chosen, best = STOP, pay[t]
+                    value = ra[t, left] + rb[t, left] * v
+                    if value > best + margin:
+                        chosen, best = ROLL, value
+                    for m in range(moves):
+                        back = t - mv_chips[pos, m]
+                        more = left + mv_dice[pos, m]
+                        value = ra[back, more] + rb[back, more] * v
+                        if value > best + margin:
+                            chosen, best = mv_action[pos, m], value
+                    if chosen != act:
+                        changed = True
+                        current[t, pos] = chosen
+                    act = chosen
+                if act == STOP:
+                    sa += p * pay[t]
+                elif act == ROLL:
+                    sa += p * ra[t, left]
+                    sb += p * rb[t, left]
+                else:
+                    for m in range(moves):
+                        if mv_action[pos, m] == act:
+                            back = t - mv_chips[pos, m]
+                            more = left + mv_dice[pos, m]
+                            sa += p * ra[back, more]
+                            sb += p * rb[back, more]
+            ra[tau, n] = sa
+            rb[tau, n] = sb
+    return ra[0, 5], rb[0, 5], changed
+
+
+@njit(cache=True)
+def _pairs(
+    goal, total, first, last, symmetric, v0, v1, mode0, mode1,
+    act0, prob0, act1, prob1, iterations, tol, max_iterations,
+    n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
+    mv_count, mv_action, mv_chips, mv_dice,
+):  # fmt: skip
+    """Solve the two-cycles of the pairs (a, total - a), a = first..last - 1, in place.
+
+    v0[a, b] (v1[a, b]): the win probability of seat 0 (1) when it moves, its banked chips a,
+    the other's b. A cycle couples seat 0 at (a, b) with seat 1 at (b, a). `symmetric` (both
+    seats the same optimiser, v0 is v1) solves only a <= b. act*/prob* [a - first] hold a fixed
+    seat's actions or mixtures per (turn total, position). iterations[a - first] receives the
+    policy evaluations the cycle took (-1 if it did not settle in max_iterations).
+    """
+    positions = mv_count.shape[0]
+    pay0 = np.ones(goal + MAX_ROLL_SCORE + 1)
+    pay1 = np.ones(goal + MAX_ROLL_SCORE + 1)
+    ra0 = np.zeros((goal, 6))
+    rb0 = np.zeros((goal, 6))
+    ra1 = np.zeros((goal, 6))
+    rb1 = np.zeros((goal, 6))
+    cur0 = np.empty((goal, positions), dtype=np.int8)
+    cur1 = np.empty((goal, positions), dtype=np.int8)
+    for a in range(first, last):
+        b = total - a
+        if symmetric and a > b:
+            continue
+        i = a - first
+        top0, top1 = goal - a, goal - b
+        pay0[:] = 1.0
+        pay1[:] = 1.0
+        for t in range(1, top0):
+            pay0[t] = 1.0 - v1[b, a + t]
+        for t in range(1, top1):
+            pay1[t] = 1.0 - v0[a, b + t]
+        cur0[:] = -1
+        cur1[:] = -1
+        # A first guess of the cycle's values from solved neighbours; policy iteration fixes it.
+        x = v0[a, b + 1] if b + 1 < goal else (v0[a + 1, b] if a + 1 < goal else 0.5)
+        y = v1[b, a + 1] if a + 1 < goal else (v1[b + 1, a] if b + 1 < goal else 0.5)
+        alpha0 = beta0 = alpha1 = beta1 = 0.0
+        count = 0
+        while True:
+            changed = False
+            if count == 0 or mode0 == OPTIMISE:
+                alpha0, beta0, c = _turn(
+                    top0, pay0, 1.0 - y, mode0, act0[i], prob0[i], cur0, ra0, rb0, tol,
+                    n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
+                    mv_count, mv_action, mv_chips, mv_dice,
+                )  # fmt: skip
+                changed = changed or c
+            if count == 0 or mode1 == OPTIMISE:
+                alpha1, beta1, c = _turn(
+                    top1, pay1, 1.0 - x, mode1, act1[i], prob1[i], cur1, ra1, rb1, tol,
+                    n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
+                    mv_count, mv_action, mv_chips, mv_dice,
+                )  # fmt: skip
+                changed = changed or c
+            if count > 0 and not changed:
+                break
+            # x = alpha0 + beta0 (1 - y), y = alpha1 + beta1 (1 - x)
+            x = (alpha0 + beta0 * (1.0 - alpha1 - beta1)) / (1.0 - beta0 * beta1)
+            y = alpha1 + beta1 * (1.0 - x)
+            count += 1
+            if mode0 != OPTIMISE and mode1 != OPTIMISE:
+                break
+            if count >= max_iterations:
+                count = -1
+                break
+        v0[a, b] = x
+        v1[b, a] = y
+        iterations[i] = count
+
+
+@njit(cache=True)
+def _turn_values(
+    top, pay, v, n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
+    mv_count, mv_action, mv_chips, mv_dice,
+):  # fmt: skip
+    """R(tau, n) of the optimal turn at bust value v (values, not coefficients)."""
+    positions = mv_count.shape[0]
+    ra = np.zeros((top, 6))
+    rb = np.zeros((top, 6))
+    current = np.full((top, positions), -1, dtype=np.int8)
+    _turn(
+        top, pay, v, OPTIMISE, current, np.zeros((1, 1, 1)), current, ra, rb, 0.0,
+        n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
+        mv_count, mv_action, mv_chips, mv_dice,
+    )  # fmt: skip
+    return ra + rb * v
+
+
+# -- fixed seats: asking a policy in batches ------------------------------------------------------
+
+PolicyArgument = Any  # a BatchedPolicy, or a callable (observations, masks) -> answers
+
+
+def _ask(policy: PolicyArgument, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The policy's answer for a batch: (k,) actions or (k, NUM_ACTIONS) probabilities, with
+    what it puts on an illegal action played as a roll (as `TenThousand-v0` plays it)."""
+    if hasattr(policy, "answer"):
+        raw = policy.answer(observations, masks)
+    else:
+        raw = policy(observations, masks)
+    answer = np.asarray(raw)
+    k = len(observations)
+    if answer.shape in ((k,), (k, 1)) and np.issubdtype(answer.dtype, np.integer):
+        actions = answer.reshape(k).astype(np.int64)
+        if ((actions < 0) | (actions >= NUM_ACTIONS)).any():
+            raise ValueError(f"policy answered actions outside 0..{NUM_ACTIONS - 1}")
+        actions[~masks[np.arange(k), actions]] = ROLL
+        return actions
+    if answer.shape == (k, NUM_ACTIONS) and np.issubdtype(answer.dtype, np.floating):
+        probs = answer.astype(np.float64)
+        if (probs < 0).any() or not np.allclose(probs.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+            raise ValueError("policy answered probabilities that are negative or do not sum to 1")
+        illegal = np.where(masks, 0.0, probs)
+        probs = np.where(masks, probs, 0.0)
+        probs[:, ROLL] += illegal.sum(axis=1)
+        return probs
+    raise ValueError(
+        f"policy must answer ({k},) int actions or ({k}, {NUM_ACTIONS}) float probabilities for "
+        f"{k} observations; got shape {answer.shape} of {answer.dtype}"
+    )
+
+
+@dataclass
+class _Decisions:
+    """Every decision (turn total >= 1, position) of a turn, by turn total, for asking."""
+
+    tau: np.ndarray
+    position: np.ndarray
+    below: np.ndarray  # below[top]: how many rows have a turn total < top
+
+    @classmethod
+    def of(cls, tables: TurnTables, goal: int) -> _Decisions:
+        taus = np.arange(1, goal)
+        reachable = tables.position_score[None, :] <= taus[:, None]
+        tau, position = np.nonzero(reachable)
+        below = np.concatenate(([0, 0], np.cumsum(reachable.sum(axis=1))))
+        return cls(taus[tau], position, below)
+
+
+def _fixed_answers(
+    policy: PolicyArgument,
+    tables: TurnTables,
+    decisions: _Decisions,
+    goal: int,
+    own: np.ndarray,
+    other: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, bool, float]:
+    """A fixed seat's answers at every decision of its turns at (own[i], other[i]): actions
+    (len, goal, P) int8, probabilities (len, goal, P, 15) (or a dummy), whether it mixes, and
+    the seconds spent inside the policy."""
+    counts = decisions.below[goal - own]
+    rows = np.concatenate([np.arange(c) for c in counts])
+    pair = np.repeat(np.arange(len(own)), counts)
+    tau, position = decisions.tau[rows], decisions.position[rows]
+    configuration, dice = tables.positions[position].T
+    observations = np.stack((own[pair], other[pair], tau, configuration, dice), axis=1)
+    masks = tables.legal[position]
+    start = time.perf_counter()
+    answer = _ask(policy, observations, masks)
+    asked = time.perf_counter() - start
+    positions = len(tables.positions)
+    actions = np.full((len(own), goal, positions), ROLL, dtype=np.int8)
+    if answer.ndim == 1:
+        actions[pair, tau, position] = answer
+        return actions, np.zeros((len(own), 1, 1, 1)), False, asked
+    probs = np.zeros((len(own), goal, positions, NUM_ACTIONS))
+    probs[pair, tau, position] = answer
+    return actions, probs, True, asked
+
+
+# -- the race --------------------------------------------------------------------------------
+
+
+@dataclass
+class RaceTables:
+    """Win probabilities of both seats of a race, and what the solve took.
+
+    Attributes:
+        goal: G, in chips.
+        allowed_moves: the give-back labels (None: all).
+        seat_values: (2, G, G): [s, a, b] the win probability of seat s (0 moves first) when
+            it is to move with a chips banked and the other b.
+        iterations: policy evaluations of every two-cycle solved (-1: did not settle).
+        seconds: wall time of the solve; policy_seconds of it inside the fixed policies.
+    """
+
+    goal: int
+    allowed_moves: tuple[str, ...] | None
+    seat_values: np.ndarray
+    iterations: np.ndarray
+    seconds: float
+    policy_seconds: float = 0.0
+
+    @property
+    def first_player_wins(self) -> float:
+        """Seat 0's win probability from (0, 0), seat 0 to move."""
+        return float(self.seat_values[0, 0, 0])
+
+    def iteration_histogram(self) -> dict[int, int]:
+        """How many two-cycles took each number of policy evaluations."""
+        counts, numbers = np.unique(self.iterations, return_counts=True)
+        return {int(c): int(n) for c, n in zip(counts, numbers, strict=True)}
+
+
+def _check_goal(goal_chips: Any) -> int:
+    if isinstance(goal_chips, bool) or not isinstance(goal_chips, (int, np.integer)):
+        raise ValueError(f"goal_chips must be an integer >= 1, got {goal_chips!r}")
+    if goal_chips < 1:
+        raise ValueError(f"goal_chips must be an integer >= 1, got {goal_chips!r}")
+    return int(goal_chips)
+
+
+def solve_seats(
+    goal_chips: int,
+    seats: tuple[PolicyArgument | None, PolicyArgument | None],
+    allowed_moves: Iterable[str] | None = None,
+    tolerance: float = PI_TOLERANCE,
+) -> RaceTables:
+    """The race with each seat optimising (None) or playing a fixed policy asked in batches
+    (a `BatchedPolicy`, or a callable (observations (k, 5) int, masks (k, 15) bool) -> (k,)
+    actions or (k, 15) probabilities). Seat 0 moves first from (0, 0)."""
+    goal = _check_goal(goal_chips)
+    moves = None if allowed_moves is None else tuple(allowed_moves)
+    start = time.perf_counter()
+    tables = turn_tables(moves)
+    arrays = tables.arrays()
+    symmetric = seats[0] is None and seats[1] is None
+    values = np.zeros((2, goal, goal))
+    v0, v1 = (values[0], values[0]) if symmetric else (values[0], values[1])
+    no_actions = np.zeros((1, 1, 1), dtype=np.int8)
+    no_probs = np.zeros((1, 1, 1, 1))
+    decisions = _Decisions.of(tables, goal) if not symmetric else None
+    iterations = []
+    asked = 0.0
+    for total in range(2 * goal - 2, -1, -1):
+        low, high = max(0, total - goal + 1), min(goal - 1, total) + 1
+        for first in range(low, high, PAIRS_PER_ASK if not symmetric else high - low):
+            last = min(high, first + (PAIRS_PER_ASK if not symmetric else high - low))
+            own0 = np.arange(first, last)
+            fixed = []
+            for seat, policy in enumerate(seats):
+                if policy is None:
+                    fixed.append((OPTIMISE, no_actions, no_probs))
+                    continue
+                own = own0 if seat == 0 else total - own0
+                acts, probs, mixes, seconds = _fixed_answers(
+                    policy, tables, decisions, goal, own, total - own
+                )
+                asked += seconds
+                fixed.append((FIXED_PROBABILITIES if mixes else FIXED_ACTIONS, acts, probs))
+            counts = np.zeros(last - first, dtype=np.int64)
+            (mode0, act0, prob0), (mode1, act1, prob1) = fixed
+            _pairs(
+                goal, total, first, last, symmetric, v0, v1, mode0, mode1,
+                act0, prob0, act1, prob1, counts, tolerance, MAX_ITERATIONS, *arrays,
+            )  # fmt: skip
+            if symmetric:
+                counts = counts[own0 <= total - own0]
+            iterations.append(counts)
+    if symmetric:
+        values[1] = values[0]
+    return RaceTables(
+        goal,
+        moves,
+        values,
+        np.concatenate(iterations),
+        time.perf_counter() - start,
+        asked,
+    )
+
+
+@dataclass
+class RaceSolution:
+    """An optimising seat of a race: its win probabilities and its optimal turn, recomputed
+    per banked-score pair on demand from them.
+
+    Attributes:
+        tables: the solve (`RaceTables`).
+        seat: the optimising seat (0 moves first).
+        value: the optimising seat's win probability as first mover at (0, 0) (seat 0) or as
+            second mover (seat 1) -- for the two-player optimum, W(0, 0).
+    """
+
+    tables: RaceTables
+    seat: int = 0
+    turn: TurnTables = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.turn = turn_tables(self.tables.allowed_moves)
+
+    @property
+    def goal(self) -> int:
+        return self.tables.goal
+
+    @property
+    def value(self) -> float:
+        own = self.tables.seat_values[self.seat, 0, 0]
+        return float(own if self.seat == 0 else 1.0 - self.tables.seat_values[0, 0, 0])
+
+    def win_probability(self, own: int, other: int) -> float:
+        """The optimising seat's win probability when it is to move with `own` chips banked
+        and the other `other`."""
+        goal = self.goal
+        for name, chips in (("own", own), ("other", other)):
+            if not 0 <= chips < goal:
+                raise ValueError(f"{name} must be banked chips in 0..{goal - 1}, got {chips!r}")
+        return float(self.tables.seat_values[self.seat, own, other])
+
+    def _pair_turn(self, own: int, other: int) -> tuple[int, np.ndarray, np.ndarray, float]:
+        """(top, stop payoffs, R values (top, 6), bust value) of the optimal turn at a pair."""
+        goal = self.goal
+        others = self.tables.seat_values[1 - self.seat]
+        top = goal - own
+        pay = np.ones(goal + MAX_ROLL_SCORE + 1)
+        pay[1:top] = 1.0 - others[other, own + 1 : goal]
+        bust = 1.0 - others[other, own]
+        return top, pay, _turn_values(top, pay, bust, *self.turn.arrays()), bust
+
+    def action_values(self, observations: np.ndarray) -> np.ndarray:
+        """(k, 15) win probability of each action (-inf where illegal) at the (k, 5)
+        observations (own, other, turn total, configuration index, dice in hand)."""
+        obs = self._checked(observations)
+        q = np.full((len(obs), NUM_ACTIONS), -np.inf)
+        pairs, inverse = np.unique(obs[:, :2], axis=0, return_inverse=True)
+        for p, (own, other) in enumerate(pairs):
+            rows = np.flatnonzero(inverse.reshape(-1) == p)
+            top, pay, r, _bust = self._pair_turn(int(own), int(other))
+            tau, config, dice = obs[rows, 2], obs[rows, 3], obs[rows, 4]
+            q[rows, ROLL] = r[tau, dice]
+            started = tau > 0
+            q[rows[started], STOP] = pay[tau[started]]
+            position = self.turn.position_of[config, dice]
+            for m in range(self.turn.mv_action.shape[1]):
+                has = started & (m < self.turn.mv_count[position]) & (dice < 5)
+                action = self.turn.mv_action[position[has], m]
+                q[rows[has], action] = r[
+                    tau[has] - self.turn.mv_chips[position[has], m],
+                    dice[has] + self.turn.mv_dice[position[has], m],
+                ]
+        return q
+
+    def actions(self, observations: np.ndarray) -> np.ndarray:
+        """The optimal action at each observation: the lowest within TIE_TOLERANCE of the best."""
+        q = self.action_values(observations)
+        best = q.max(axis=1, keepdims=True)
+        return np.argmax(q >= best - TIE_TOLERANCE * np.maximum(1.0, np.abs(best)), axis=1)
+
+    def batched_policy(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """The optimal actions as a policy asked in batches (observations, masks)."""
+        return lambda observations, masks=None: self.actions(observations)
+
+    def _checked(self, observations: Any) -> np.ndarray:
+        obs = np.asarray(observations)
+        if obs.ndim != 2 or obs.shape[1] != 5 or not np.issubdtype(obs.dtype, np.integer):
+            raise ValueError(
+                "observations must be a (k, 5) int array of (own chips, other chips, turn "
+                f"total, configuration index, dice in hand); got shape {obs.shape} of {obs.dtype}"
+            )
+        obs = obs.astype(np.int64)
+        own, other, tau, config, dice = obs.T
+        goal = self.goal
+        bad = (
+            (own < 0)
+            | (own >= goal)
+            | (other < 0)
+            | (other >= goal)
+            | (tau < 0)
+            | (tau >= goal - own)
+            | (config < 0)
+            | (config >= len(CONFIGS))
+            | (dice < 1)
+            | (dice > 5)
+        )
+        if not bad.any():
+            position = self.turn.position_of[config, dice]
+            score_of = np.array([score(c) for c in CONFIGS])
+            bad = (position < 0) | ((tau == 0) & ((config != 0) | (dice != 5)))
+            bad |= (tau > 0) & (tau < np.where(dice == 5, 0, score_of[config]))
+        if bad.any():
+            raise ValueError(
+                f"observations must be decisions of the race to {goal} chips: own and other "
+                f"chips in 0..{goal - 1}, a turn total below the goal minus own chips, a "
+                "configuration that can leave those dice; got "
+                f"{obs[np.flatnonzero(bad)[0]].tolist()}"
+            )
+        return obs
+
+
+def solve_race(goal_chips: int, allowed_moves: Iterable[str] | None = None) -> RaceSolution:
+    """The two-player optimum of the race to `goal_chips` chips (200: 10,000 points):
+    `.value` is the first player's win probability W(0, 0)."""
+    return RaceSolution(solve_seats(goal_chips, (None, None), allowed_moves))
+
+
+def best_response(
+    goal_chips: int, policy: PolicyArgument, allowed_moves: Iterable[str] | None = None
+) -> tuple[RaceSolution, RaceSolution]:
+    """The exact best responses to `policy` (asked in batches), as first mover and as second
+    mover: (seat 0 optimising against it in seat 1, seat 1 optimising against it in seat 0)."""
+    as_first = solve_seats(goal_chips, (None, policy), allowed_moves)
+    # The race is symmetric: the response's tables as second mover are those of the first
+    # with the seats swapped, so one solve answers both.
+    swapped = RaceTables(
+        as_first.goal,
+        as_first.allowed_moves,
+        as_first.seat_values[::-1].copy(),
+        as_first.iterations,
+        as_first.seconds,
+        as_first.policy_seconds,
+    )
+    return RaceSolution(as_first, 0), RaceSolution(swapped, 1)
+
+
+def evaluate_race(
+    goal_chips: int,
+    first_policy: PolicyArgument | None,
+    second_policy: PolicyArgument | None = None,
+    allowed_moves: Iterable[str] | None = None,
+) -> RaceTables:
+    """The race with the first mover playing `first_policy` and the second `second_policy`
+    (None: that seat plays its best response; both None: the two-player optimum).
+    `.first_player_wins` is the first mover's exact win probability."""
+    return solve_seats(goal_chips, (first_policy, second_policy), allowed_moves)
+
+
+def solitaire_turn_value(
+    top: int = 100, allowed_moves: Iterable[str] | None = None
+) -> tuple[float, np.ndarray]:
+    """The race's turn solver with the solitaire payoff (the turn total; bust 0), totals capped
+    at `top` (a turn reaching it stops): the paper's optimal expected turn score (5.872019
+    chips for top >= 56) and R(tau, n) (top, 6)."""
+    tables = turn_tables(allowed_moves)
+    pay = np.arange(top + MAX_ROLL_SCORE + 1, dtype=np.float64)
+    r = _turn_values(top, pay, 0.0, *tables.arrays())
+    return float(r[0, 5]), r
+
+
+def turn_policy(solitaire: Callable[[np.ndarray], np.ndarray]) -> Callable:
+    """A policy of the solitaire turn (asked on (k, 3) observations: turn total, configuration,
+    dice) played in the race: it sees the last three entries of the race's observation."""
+
+    def policy(observations: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        return np.asarray(solitaire(np.asarray(observations)[:, 2:]))
+
+    return policy
+
+
+def stop_at(threshold: int) -> Callable:
+    """stop-at-K of `TenThousand-v0` in the race: roll (never giving back) until the turn
+    total reaches `threshold` chips."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, np.integer)):
+        raise ValueError(f"threshold must be an integer >= 1, got {threshold!r}")
+    if threshold < 1:
+        raise ValueError(f"threshold must be an integer >= 1, got {threshold!r}")
+
+    def policy(observations: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        tau = np.asarray(observations)[:, 2]
+        return np.where((tau > 0) & (tau >= threshold), STOP, ROLL)
+
+    return policy
+
+
+__all__ = [
+    "RaceSolution",
+    "RaceTables",
+    "best_response",
+    "evaluate_race",
+    "solitaire_turn_value",
+    "solve_race",
+    "solve_seats",
+    "stop_at",
+    "turn_policy",
+    "turn_tables",
+]
