@@ -400,11 +400,13 @@ def _fixed_answers(
     configuration, dice = tables.positions[position].T
     observations = np.stack((own[pair], other[pair], tau, configuration, dice), axis=1)
     masks = tables.legal[position]
+    positions = len(tables.positions)
+    actions = np.full((len(own), goal, positions), ROLL, dtype=np.int8)
+    if not len(observations):  # one chip from the goal: every roll that scores wins
+        return actions, np.zeros((len(own), 1, 1, 1)), False, 0.0
     start = time.perf_counter()
     answer = _ask(policy, observations, masks)
     asked = time.perf_counter() - start
-    positions = len(tables.positions)
-    actions = np.full((len(own), goal, positions), ROLL, dtype=np.int8)
     if answer.ndim == 1:
         actions[pair, tau, position] = answer
         return actions, np.zeros((len(own), 1, 1, 1)), False, asked
