@@ -296,3 +296,15 @@ def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="policy must answer"):
         evaluate_race(4, lambda obs, masks: np.zeros(len(obs) + 1, dtype=np.int64))
     assert len(CONFIGS) == 45
+
+
+def test_an_illegal_answer_is_played_as_a_roll():
+    """As `TenThousand-v0` plays it: with no give-back allowed, "give back t6" is a roll."""
+
+    def always(action):
+        return lambda obs, masks: np.full(len(obs), action, dtype=np.int64)
+
+    illegal = evaluate_race(6, always(MOVE_ACTION["t6"]), stop_at(2), allowed_moves=())
+    rolling = evaluate_race(6, always(1), stop_at(2), allowed_moves=())
+    np.testing.assert_array_equal(illegal.seat_values, rolling.seat_values)
+    assert illegal.first_player_wins != evaluate_race(6, always(0), stop_at(2)).first_player_wins
