@@ -160,10 +160,18 @@ def _turn(
     kept as ra + rb * v (v the bust value): ra[tau, n], rb[tau, n] for rolling n dice from tau.
     mode OPTIMISE picks each decision's action at the bust value `v` (writing it to `current`;
     an action already there is replaced only by one better by more than `tol`); the other
-    modes play `fixed_act` or the mixtures `fixed_prob`. Returns (alpha, beta, changed) of the
-    turn's start and whether any optimised action changed.
+    modes play `fixed_act` or the mixtures `fixed_prob`. Returns (alpha, beta) of the turn's
+    start, whether any optimised action changed, and the stability interval (low, high): the
+    bust values at which no optimised decision would be beaten by more than `tol` (each
+    decision compares lines in v, its alternatives' coefficients fixed by the decisions
+    after it; (-inf, inf) when nothing is optimised).
     """
     changed = False
+    low, high = -np.inf, np.inf
+    width = mv_action.shape[1] + 2
+    cand_a = np.empty(width)
+    cand_b = np.empty(width)
+    cand_act = np.empty(width, dtype=np.int64)
     for tau in range(top - 1, -1, -1):
         for n in range(1, 6):
             sa = 0.0
@@ -191,61 +199,82 @@ def _turn(
                     continue
                 if mode == FIXED_ACTIONS:
                     act = fixed_act[t, pos]
-                else:
-                    act = current[t, pos]
-                    best = -np.inf
                     if act == STOP:
-                        best = pay[t]
+                        sa += p * pay[t]
                     elif act == ROLL:
-                        best = ra[t, left] + rb[t, left] * v
-                    elif act > ROLL:
+                        sa += p * ra[t, left]
+                        sb += p * rb[t, left]
+                    else:
                         for m in range(moves):
                             if mv_action[pos, m] == act:
                                 back = t - mv_chips[pos, m]
                                 more = left + mv_dice[pos, m]
-                                best = ra[back, more] + rb[back, more] * v
-                    margin = tol if act >= 0 else 0.0
-                    chosen = act
-                    if chosen < 0 or pay[t] > best + margin:
-                        chosen, best = STOP, pay[t]
-                    value = ra[t, left] + rb[t, left] * v
-                    if value > best + margin:
-                        chosen, best = ROLL, value
-                    for m in range(moves):
-                        back = t - mv_chips[pos, m]
-                        more = left + mv_dice[pos, m]
-                        value = ra[back, more] + rb[back, more] * v
-                        if value > best + margin:
-                            chosen, best = mv_action[pos, m], value
-                    if chosen != act:
-                        changed = True
-                        current[t, pos] = chosen
-                    act = chosen
-                if act == STOP:
-                    sa += p * pay[t]
-                elif act == ROLL:
-                    sa += p * ra[t, left]
-                    sb += p * rb[t, left]
+                                sa += p * ra[back, more]
+                                sb += p * rb[back, more]
+                    continue
+                # OPTIMISE: every action's value as coefficients, in action order.
+                cand_a[0], cand_b[0], cand_act[0] = pay[t], 0.0, STOP
+                cand_a[1], cand_b[1], cand_act[1] = ra[t, left], rb[t, left], ROLL
+                for m in range(moves):
+                    back = t - mv_chips[pos, m]
+                    more = left + mv_dice[pos, m]
+                    cand_a[2 + m], cand_b[2 + m] = ra[back, more], rb[back, more]
+                    cand_act[2 + m] = mv_action[pos, m]
+                count = 2 + moves
+                act = current[t, pos]
+                best = -1
+                for i in range(count):
+                    if cand_act[i] == act:
+                        best = i
+                if best < 0:  # no action yet: the first of the best
+                    best, margin = 0, 0.0
                 else:
-                    for m in range(moves):
-                        if mv_action[pos, m] == act:
-                            back = t - mv_chips[pos, m]
-                            more = left + mv_dice[pos, m]
-                            sa += p * ra[back, more]
-                            sb += p * rb[back, more]
+                    margin = tol
+                best_value = cand_a[best] + cand_b[best] * v
+                for i in range(count):
+                    value = cand_a[i] + cand_b[i] * v
+                    if value > best_value + margin:
+                        best, best_value = i, value
+                if cand_act[best] != act:
+                    changed = True
+                    current[t, pos] = cand_act[best]
+                # The bust values at which no action would beat this one by more than tol.
+                for i in range(count):
+                    slope = cand_b[best] - cand_b[i]
+                    if i != best and slope != 0.0:
+                        root = (-tol - (cand_a[best] - cand_a[i])) / slope
+                        if slope > 0.0:
+                            low = max(low, root)
+                        else:
+                            high = min(high, root)
+                sa += p * cand_a[best]
+                sb += p * cand_b[best]
             ra[tau, n] = sa
             rb[tau, n] = sb
-    return ra[0, 5], rb[0, 5], changed
+    return ra[0, 5], rb[0, 5], changed, low, high
+
+
+@njit(cache=True)
+def _guess(values, a, b, goal):
+    """A first guess of values[a, b] from the solved pairs (a, b + 1), (a, b + 2): the line
+    through them (the fixed point is then usually met by the first policy evaluation)."""
+    if b + 2 < goal:
+        return min(1.0, max(0.0, 2.0 * values[a, b + 1] - values[a, b + 2]))
+    if b + 1 < goal:
+        return values[a, b + 1]
+    return values[a + 1, b] if a + 1 < goal else 0.5
 
 
 @njit(cache=True)
 def _pairs(
     goal, total, first, last, symmetric, v0, v1, mode0, mode1,
-    act0, prob0, act1, prob1, iterations, tol, max_iterations,
+    act0, prob0, act1, prob1, iterations, tol, max_iterations, recheck,
     n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
     mv_count, mv_action, mv_chips, mv_dice,
 ):  # fmt: skip
-    """Solve the two-cycles of the pairs (a, total - a), a = first..last - 1, in place.
+    """Solve the two-cycles of the pairs (a, total - a), a = first..last - 1, in place (they
+    only read pairs of larger sums: numba's prange could run them at once, but on the 2 shared
+    cores here threads measured slower).
 
     v0[a, b] (v1[a, b]): the win probability of seat 0 (1) when it moves, its banked chips a,
     the other's b. A cycle couples seat 0 at (a, b) with seat 1 at (b, a). `symmetric` (both
@@ -253,6 +282,26 @@ def _pairs(
     seat's actions or mixtures per (turn total, position). iterations[a - first] receives the
     policy evaluations the cycle took (-1 if it did not settle in max_iterations).
     """
+    for a in range(first, last):
+        if symmetric and a > total - a:
+            continue
+        i = a - first
+        iterations[i] = _cycle(
+            goal, a, total - a, v0, v1, mode0, mode1, act0[i], prob0[i], act1[i], prob1[i],
+            tol, max_iterations, recheck,
+            n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
+            mv_count, mv_action, mv_chips, mv_dice,
+        )  # fmt: skip
+
+
+@njit(cache=True)
+def _cycle(
+    goal, a, b, v0, v1, mode0, mode1, act0, prob0, act1, prob1, tol, max_iterations, recheck,
+    n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
+    mv_count, mv_action, mv_chips, mv_dice,
+):  # fmt: skip
+    """The two-cycle of seat 0 at (a, b) and seat 1 at (b, a) by policy iteration: writes
+    v0[a, b], v1[b, a]; returns the policy evaluations it took (-1: not settled)."""
     positions = mv_count.shape[0]
     pay0 = np.ones(goal + MAX_ROLL_SCORE + 1)
     pay1 = np.ones(goal + MAX_ROLL_SCORE + 1)
@@ -260,57 +309,58 @@ def _pairs(
     rb0 = np.zeros((goal, 6))
     ra1 = np.zeros((goal, 6))
     rb1 = np.zeros((goal, 6))
-    cur0 = np.empty((goal, positions), dtype=np.int8)
-    cur1 = np.empty((goal, positions), dtype=np.int8)
-    for a in range(first, last):
-        b = total - a
-        if symmetric and a > b:
+    cur0 = np.full((goal, positions), -1, dtype=np.int8)
+    cur1 = np.full((goal, positions), -1, dtype=np.int8)
+    top0, top1 = goal - a, goal - b
+    for t in range(1, top0):
+        pay0[t] = 1.0 - v1[b, a + t]
+    for t in range(1, top1):
+        pay1[t] = 1.0 - v0[a, b + t]
+    # A first guess of the cycle's values from solved neighbours; policy iteration fixes it.
+    x = _guess(v0, a, b, goal)
+    y = _guess(v1, b, a, goal)
+    alpha0 = beta0 = alpha1 = beta1 = 0.0
+    count = 0
+    low0 = high0 = low1 = high1 = 0.0
+    redo0 = redo1 = True
+    while True:
+        changed = False
+        if redo0:
+            alpha0, beta0, c, low0, high0 = _turn(
+                top0, pay0, 1.0 - y, mode0, act0, prob0, cur0, ra0, rb0, tol,
+                n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
+                mv_count, mv_action, mv_chips, mv_dice,
+            )  # fmt: skip
+            changed = changed or c
+        if redo1:
+            alpha1, beta1, c, low1, high1 = _turn(
+                top1, pay1, 1.0 - x, mode1, act1, prob1, cur1, ra1, rb1, tol,
+                n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
+                mv_count, mv_action, mv_chips, mv_dice,
+            )  # fmt: skip
+            changed = changed or c
+        if recheck and count > 0 and not changed:
+            break
+        # x = alpha0 + beta0 (1 - y), y = alpha1 + beta1 (1 - x)
+        x = (alpha0 + beta0 * (1.0 - alpha1 - beta1)) / (1.0 - beta0 * beta1)
+        y = alpha1 + beta1 * (1.0 - x)
+        count += 1
+        if count >= max_iterations:
+            count = -1
+            break
+        if recheck:  # a pass at the new bust values decides
+            redo0, redo1 = mode0 == OPTIMISE, mode1 == OPTIMISE
+            if not (redo0 or redo1):
+                break
             continue
-        i = a - first
-        top0, top1 = goal - a, goal - b
-        pay0[:] = 1.0
-        pay1[:] = 1.0
-        for t in range(1, top0):
-            pay0[t] = 1.0 - v1[b, a + t]
-        for t in range(1, top1):
-            pay1[t] = 1.0 - v0[a, b + t]
-        cur0[:] = -1
-        cur1[:] = -1
-        # A first guess of the cycle's values from solved neighbours; policy iteration fixes it.
-        x = v0[a, b + 1] if b + 1 < goal else (v0[a + 1, b] if a + 1 < goal else 0.5)
-        y = v1[b, a + 1] if a + 1 < goal else (v1[b + 1, a] if b + 1 < goal else 0.5)
-        alpha0 = beta0 = alpha1 = beta1 = 0.0
-        count = 0
-        while True:
-            changed = False
-            if count == 0 or mode0 == OPTIMISE:
-                alpha0, beta0, c = _turn(
-                    top0, pay0, 1.0 - y, mode0, act0[i], prob0[i], cur0, ra0, rb0, tol,
-                    n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
-                    mv_count, mv_action, mv_chips, mv_dice,
-                )  # fmt: skip
-                changed = changed or c
-            if count == 0 or mode1 == OPTIMISE:
-                alpha1, beta1, c = _turn(
-                    top1, pay1, 1.0 - x, mode1, act1[i], prob1[i], cur1, ra1, rb1, tol,
-                    n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
-                    mv_count, mv_action, mv_chips, mv_dice,
-                )  # fmt: skip
-                changed = changed or c
-            if count > 0 and not changed:
-                break
-            # x = alpha0 + beta0 (1 - y), y = alpha1 + beta1 (1 - x)
-            x = (alpha0 + beta0 * (1.0 - alpha1 - beta1)) / (1.0 - beta0 * beta1)
-            y = alpha1 + beta1 * (1.0 - x)
-            count += 1
-            if mode0 != OPTIMISE and mode1 != OPTIMISE:
-                break
-            if count >= max_iterations:
-                count = -1
-                break
-        v0[a, b] = x
-        v1[b, a] = y
-        iterations[i] = count
+        # A turn whose stability interval holds its new bust value keeps every action.
+        redo0 = mode0 == OPTIMISE and not (low0 <= 1.0 - y <= high0)
+        redo1 = mode1 == OPTIMISE and not (low1 <= 1.0 - x <= high1)
+        if not (redo0 or redo1):
+            break
+    v0[a, b] = x
+    v1[b, a] = y
+    return count
 
 
 @njit(cache=True)
@@ -462,10 +512,18 @@ def solve_seats(
     seats: tuple[PolicyArgument | None, PolicyArgument | None],
     allowed_moves: Iterable[str] | None = None,
     tolerance: float = PI_TOLERANCE,
+    recheck: bool = False,
 ) -> RaceTables:
     """The race with each seat optimising (None) or playing a fixed policy asked in batches
     (a `BatchedPolicy`, or a callable (observations (k, 5) int, masks (k, 15) bool) -> (k,)
-    actions or (k, 15) probabilities). Seat 0 moves first from (0, 0)."""
+    actions or (k, 15) probabilities). Seat 0 moves first from (0, 0).
+
+    Policy iteration on a pair stops when no optimising turn would change an action by more
+    than `tolerance`: by default seen from each turn's stability interval (the bust values
+    between which every decision of the pass keeps its action, a by-product of the pass);
+    `recheck=True` runs one more pass at the final bust values instead (slower, the same
+    policies: a test compares them).
+    """
     goal = _check_goal(goal_chips)
     moves = None if allowed_moves is None else tuple(allowed_moves)
     start = time.perf_counter()
@@ -499,7 +557,7 @@ def solve_seats(
             (mode0, act0, prob0), (mode1, act1, prob1) = fixed
             _pairs(
                 goal, total, first, last, symmetric, v0, v1, mode0, mode1,
-                act0, prob0, act1, prob1, counts, tolerance, MAX_ITERATIONS, *arrays,
+                act0, prob0, act1, prob1, counts, tolerance, MAX_ITERATIONS, recheck, *arrays,
             )  # fmt: skip
             if symmetric:
                 counts = counts[own0 <= total - own0]
