@@ -386,21 +386,25 @@ def _turn_values(
 PolicyArgument = Any  # a BatchedPolicy, or a callable (observations, masks) -> answers
 
 
-def _ask(policy: PolicyArgument, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """The policy's answer for a batch: (k,) actions or (k, NUM_ACTIONS) probabilities, with
-    what it puts on an illegal action played as a roll (as `TenThousand-v0` plays it)."""
+def _ask(
+    policy: PolicyArgument, observations: np.ndarray, masks: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """The policy's answer for a batch: (k,) actions or (k, NUM_ACTIONS) probabilities (what
+    they put on an illegal action moved to a roll, as `TenThousand-v0` plays it), and the
+    seconds spent inside the policy."""
+    start = time.perf_counter()
     if hasattr(policy, "answer"):
         raw = policy.answer(observations, masks)
     else:
         raw = policy(observations, masks)
     answer = np.asarray(raw)
+    asked = time.perf_counter() - start
     k = len(observations)
     if answer.shape in ((k,), (k, 1)) and np.issubdtype(answer.dtype, np.integer):
-        actions = answer.reshape(k).astype(np.int64)
-        if ((actions < 0) | (actions >= NUM_ACTIONS)).any():
+        actions = answer.reshape(k).astype(np.int64, copy=False)
+        if (actions.min() < 0) | (actions.max() >= NUM_ACTIONS):
             raise ValueError(f"policy answered actions outside 0..{NUM_ACTIONS - 1}")
-        actions[~masks[np.arange(k), actions]] = ROLL
-        return actions
+        return actions, asked  # an illegal action is played as a roll when scattered
     if answer.shape == (k, NUM_ACTIONS) and np.issubdtype(answer.dtype, np.floating):
         probs = answer.astype(np.float64)
         if (probs < 0).any() or not np.allclose(probs.sum(axis=1), 1.0, rtol=0, atol=1e-9):
@@ -408,7 +412,7 @@ def _ask(policy: PolicyArgument, observations: np.ndarray, masks: np.ndarray) ->
         illegal = np.where(masks, 0.0, probs)
         probs = np.where(masks, probs, 0.0)
         probs[:, ROLL] += illegal.sum(axis=1)
-        return probs
+        return probs, asked
     raise ValueError(
         f"policy must answer ({k},) int actions or ({k}, {NUM_ACTIONS}) float probabilities for "
         f"{k} observations; got shape {answer.shape} of {answer.dtype}"
@@ -441,28 +445,67 @@ def _fixed_answers(
     other: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, bool, float]:
     """A fixed seat's answers at every decision of its turns at (own[i], other[i]): actions
-    (len, goal, P) int8, probabilities (len, goal, P, 15) (or a dummy), whether it mixes, and
-    the seconds spent inside the policy."""
-    counts = decisions.below[goal - own]
-    rows = np.concatenate([np.arange(c) for c in counts])
-    pair = np.repeat(np.arange(len(own)), counts)
-    tau, position = decisions.tau[rows], decisions.position[rows]
-    configuration, dice = tables.positions[position].T
-    observations = np.stack((own[pair], other[pair], tau, configuration, dice), axis=1)
-    masks = tables.legal[position]
-    positions = len(tables.positions)
-    actions = np.full((len(own), goal, positions), ROLL, dtype=np.int8)
+    (len, goal, P) int8 (an illegal one played as a roll), probabilities (len, goal, P, 15)
+    (or a dummy), whether it mixes, and the seconds spent inside the policy."""
+    rows = (own, goal, decisions.below, decisions.tau, decisions.position)
+    observations, masks = _decision_batch(*rows, other, tables.positions, tables.legal)
+    actions = np.full((len(own), goal, len(tables.positions)), ROLL, dtype=np.int8)
+    no_probs = np.zeros((len(own), 1, 1, 1))
     if not len(observations):  # one chip from the goal: every roll that scores wins
-        return actions, np.zeros((len(own), 1, 1, 1)), False, 0.0
-    start = time.perf_counter()
-    answer = _ask(policy, observations, masks)
-    asked = time.perf_counter() - start
+        return actions, no_probs, False, 0.0
+    answer, asked = _ask(policy, observations, masks)
     if answer.ndim == 1:
-        actions[pair, tau, position] = answer
-        return actions, np.zeros((len(own), 1, 1, 1)), False, asked
-    probs = np.zeros((len(own), goal, positions, NUM_ACTIONS))
-    probs[pair, tau, position] = answer
+        _scatter_actions(actions, *rows, tables.legal, answer)
+        return actions, no_probs, False, asked
+    probs = np.zeros(actions.shape + (NUM_ACTIONS,))
+    _scatter_probabilities(probs, *rows, answer)
     return actions, probs, True, asked
+
+
+@njit(cache=True)
+def _decision_batch(own, goal, below, tau, position, other, positions, legal):
+    """The observations and masks of every decision of the turns at (own[i], other[i]): per
+    pair, the decision rows with a turn total below its goal minus own chips."""
+    total = 0
+    for i in range(len(own)):
+        total += below[goal - own[i]]
+    observations = np.empty((total, 5), dtype=np.int64)
+    masks = np.empty((total, legal.shape[1]), dtype=np.bool_)
+    k = 0
+    for i in range(len(own)):
+        for r in range(below[goal - own[i]]):
+            p = position[r]
+            observations[k, 0] = own[i]
+            observations[k, 1] = other[i]
+            observations[k, 2] = tau[r]
+            observations[k, 3] = positions[p, 0]
+            observations[k, 4] = positions[p, 1]
+            for action in range(legal.shape[1]):
+                masks[k, action] = legal[p, action]
+            k += 1
+    return observations, masks
+
+
+@njit(cache=True)
+def _scatter_actions(target, own, goal, below, tau, position, legal, answer):
+    """target[i, tau, position] = the answer of each row of `_decision_batch`, a roll if the
+    answer is illegal there."""
+    k = 0
+    for i in range(len(own)):
+        for r in range(below[goal - own[i]]):
+            action = answer[k]
+            target[i, tau[r], position[r]] = action if legal[position[r], action] else ROLL
+            k += 1
+
+
+@njit(cache=True)
+def _scatter_probabilities(target, own, goal, below, tau, position, answer):
+    """target[i, tau, position] = the probabilities of each row of `_decision_batch`."""
+    k = 0
+    for i in range(len(own)):
+        for r in range(below[goal - own[i]]):
+            target[i, tau[r], position[r]] = answer[k]
+            k += 1
 
 
 # -- the race --------------------------------------------------------------------------------
