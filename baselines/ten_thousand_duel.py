@@ -241,12 +241,11 @@ def _turn(
                 # The bust values at which no action would beat this one by more than tol.
                 for i in range(count):
                     slope = cand_b[best] - cand_b[i]
-                    if i != best and slope != 0.0:
-                        root = (-tol - (cand_a[best] - cand_a[i])) / slope
-                        if slope > 0.0:
-                            low = max(low, root)
-                        else:
-                            high = min(high, root)
+                    gap = -tol - (cand_a[best] - cand_a[i])  # root at gap / slope
+                    if slope > 0.0 and gap > low * slope:
+                        low = gap / slope
+                    elif slope < 0.0 and gap > high * slope:
+                        high = gap / slope
                 sa += p * cand_a[best]
                 sb += p * cand_b[best]
             ra[tau, n] = sa
@@ -575,8 +574,6 @@ def solve_seats(
     symmetric = seats[0] is None and seats[1] is None
     values = np.zeros((2, goal, goal))
     v0, v1 = (values[0], values[0]) if symmetric else (values[0], values[1])
-    no_actions = np.zeros((1, 1, 1), dtype=np.int8)
-    no_probs = np.zeros((1, 1, 1, 1))
     decisions = _Decisions.of(tables, goal) if not symmetric else None
     iterations = []
     asked = 0.0
@@ -588,7 +585,9 @@ def solve_seats(
             fixed = []
             for seat, policy in enumerate(seats):
                 if policy is None:
-                    fixed.append((OPTIMISE, no_actions, no_probs))
+                    # Placeholders, one per pair (an optimising turn reads neither).
+                    no_actions = np.zeros((last - first, 1, 1), dtype=np.int8)
+                    fixed.append((OPTIMISE, no_actions, np.zeros((last - first, 1, 1, 1))))
                     continue
                 own = own0 if seat == 0 else total - own0
                 acts, probs, mixes, seconds = _fixed_answers(

@@ -19,6 +19,7 @@ from baselines.ten_thousand_duel import (
     turn_tables,
 )
 from dice_envs.games.ten_thousand import CONFIG_INDEX, CONFIGS, MOVE_ACTION, STOP, TenThousand
+from dice_envs.policies import BatchedPolicy
 
 NUM_ACTIONS = 15
 
@@ -321,3 +322,23 @@ def test_stability_intervals_stop_policy_iteration_as_a_last_pass_would():
         np.testing.assert_array_equal(fast.iterations, checked.iterations)
         np.testing.assert_allclose(fast.seat_values, checked.seat_values, rtol=0, atol=1e-14)
         assert fast.iterations.min() >= 1 and fast.iterations.max() >= 2
+
+
+def test_a_batched_policy_of_the_project_is_asked_with_its_masks():
+    """`dice_envs.policies.BatchedPolicy` (what `as_policy` returns) is asked through
+    `answer(observations, legal)`; one that gives a 5 back whenever it may, else stops from 3
+    chips, is scored as the same rule written as a plain callable."""
+
+    def rule(observations, legal):
+        give_back = legal[:, MOVE_ACTION["5"]]
+        stop = observations[:, 2] >= 3
+        return np.where(give_back, MOVE_ACTION["5"], np.where(stop, STOP, 1))
+
+    asked = BatchedPolicy(ask=rule, num_actions=NUM_ACTIONS, name="rule", needs_legal=True)
+    race = evaluate_race(8, asked, stop_at(4))
+    assert race.first_player_wins == pytest.approx(
+        evaluate_race(8, rule, stop_at(4)).first_player_wins, abs=0
+    )
+    assert race.first_player_wins != pytest.approx(
+        evaluate_race(8, stop_at(3), stop_at(4)).first_player_wins, abs=1e-6
+    )
