@@ -7,8 +7,9 @@ wall time), with its peak memory: the two-player optimum at the goal (W(0, 0), p
 iteration counts per two-cycle), then the best responses to `stop-at-20` and to the paper's
 optimal solitaire turn (`crocce-mordecki`: `baselines.solve("dice_envs/TenThousand-v0")`,
 ties to the lowest action, stopping from 56 chips on), with the time inside the policy
-apart. `--cold` first removes the solver's numba cache (`baselines/__pycache__`), so the
-first child compiles. Prints one JSON object; writes nothing.
+apart, set against a solve with numba's cache warm. `--cold` first removes the solver's numba
+cache (`baselines/__pycache__`), so the first solve compiles (then a second, warm, is run).
+Prints one JSON object; writes nothing.
 """
 
 from __future__ import annotations
@@ -91,19 +92,23 @@ def main(argv: list[str] | None = None) -> dict:
             path.unlink()
     full = child(SOLVE.format(goal=args.goal))
     full["cache"] = "cold" if args.cold else "warm"
-    full["meets_targets"] = (
-        full["wall_seconds"] <= SOLVE_SECONDS_TARGET and full["peak_mb"] <= PEAK_MB_TARGET
-    )
+    warm = child(SOLVE.format(goal=args.goal)) if args.cold else full
+    for solve in (full, warm):
+        solve["meets_targets"] = (
+            solve["wall_seconds"] <= SOLVE_SECONDS_TARGET and solve["peak_mb"] <= PEAK_MB_TARGET
+        )
     responses = [
         child(RESPONSE.format(goal=args.goal, policy=name))
         for name in ("stop-at-20", "crocce-mordecki")
     ]
     for response in responses:
-        ratio = response["seconds_without_policy"] / full["solve_seconds"]
+        ratio = response["seconds_without_policy"] / warm["solve_seconds"]
         response["ratio_to_solve"] = ratio
         response["meets_target"] = ratio <= RESPONSE_RATIO_TARGET
     small = {goal: child(SOLVE.format(goal=goal))["value"] for goal in args.small}
     result = {"solve": full, "best_responses": responses, "small_goals": small}
+    if args.cold:
+        result["solve_warm"] = warm
     print(json.dumps(result, indent=1))
     return result
 
