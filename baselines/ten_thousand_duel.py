@@ -380,6 +380,57 @@ def _turn_values(
     return ra + rb * v
 
 
+@njit(cache=True)
+def _action_table(
+    goal, others, tie, position_dice,
+    n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
+    mv_count, mv_action, mv_chips, mv_dice,
+):  # fmt: skip
+    """The optimal action (the lowest within `tie` of the best) at every (a, b, turn total,
+    position), flat: pair (a, b) starts at `_table_offset`, then turn total * P + position.
+    `others[b, a]`: the other seat's win probability when it moves."""
+    positions = mv_count.shape[0]
+    table = np.full(goal * (goal * (goal + 1) // 2) * positions, ROLL, dtype=np.uint8)
+    pay = np.ones(goal + MAX_ROLL_SCORE + 1)
+    for a in range(goal):
+        top = goal - a
+        for b in range(goal):
+            pay[:] = 1.0
+            for t in range(1, top):
+                pay[t] = 1.0 - others[b, a + t]
+            r = _turn_values(
+                top, pay, 1.0 - others[b, a], n_out, out_prob, out_gain, out_left, out_pos,
+                bust_prob, mv_count, mv_action, mv_chips, mv_dice,
+            )  # fmt: skip
+            start = _table_offset(goal, positions, a, b)
+            for tau in range(1, top):
+                for pos in range(positions):
+                    n = position_dice[pos]
+                    moves = mv_count[pos] if n < 5 else 0
+                    best = max(pay[tau], r[tau, n])
+                    for m in range(moves):
+                        best = max(best, r[tau - mv_chips[pos, m], n + mv_dice[pos, m]])
+                    least = best - tie * max(1.0, abs(best))
+                    if pay[tau] >= least:
+                        action = STOP
+                    elif r[tau, n] >= least:
+                        action = ROLL
+                    else:
+                        action = ROLL
+                        for m in range(moves - 1, -1, -1):
+                            if r[tau - mv_chips[pos, m], n + mv_dice[pos, m]] >= least:
+                                action = mv_action[pos, m]
+                    table[start + tau * positions + pos] = action
+    return table
+
+
+@njit(cache=True)
+def _table_offset(goal, positions, a, b):
+    """Where pair (a, b)'s rows start in `_action_table`: pairs by a, then b, each with
+    (goal - a) * positions rows."""
+    return positions * (goal * (a * goal - a * (a - 1) // 2) + b * (goal - a))
+
+
 # -- fixed seats: asking a policy in batches ------------------------------------------------------
 
 PolicyArgument = Any  # a BatchedPolicy, or a callable (observations, masks) -> answers
@@ -631,6 +682,7 @@ class RaceSolution:
     tables: RaceTables
     seat: int = 0
     turn: TurnTables = field(init=False, repr=False)
+    _table: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.turn = turn_tables(self.tables.allowed_moves)
@@ -687,10 +739,28 @@ class RaceSolution:
         return q
 
     def actions(self, observations: np.ndarray) -> np.ndarray:
-        """The optimal action at each observation: the lowest within TIE_TOLERANCE of the best."""
+        """The optimal action at each observation: the lowest within TIE_TOLERANCE of the best
+        (read from `action_table()` once it is built, else recomputed per pair)."""
+        if self._table is not None:
+            obs = self._checked(observations)
+            own, other, tau, config, dice = obs.T
+            positions = len(self.turn.positions)
+            rows = _table_offsets(self.goal, positions, own, other)
+            rows += tau * positions + self.turn.position_of[config, dice]
+            return self._table[rows].astype(np.int64)
         q = self.action_values(observations)
         best = q.max(axis=1, keepdims=True)
         return np.argmax(q >= best - TIE_TOLERANCE * np.maximum(1.0, np.abs(best)), axis=1)
+
+    def action_table(self) -> np.ndarray:
+        """Every optimal action of the seat, one byte per decision (189 MB at the full goal,
+        about 4 s to build): kept, and read by `actions` from then on."""
+        if self._table is None:
+            others = self.tables.seat_values[1 - self.seat]
+            self._table = _action_table(
+                self.goal, others, TIE_TOLERANCE, self.turn.positions[:, 1], *self.turn.arrays()
+            )
+        return self._table
 
     def batched_policy(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """The optimal actions as a policy asked in batches (observations, masks)."""
@@ -731,6 +801,11 @@ class RaceSolution:
                 f"{obs[np.flatnonzero(bad)[0]].tolist()}"
             )
         return obs
+
+
+def _table_offsets(goal: int, positions: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`_table_offset` of arrays of pairs."""
+    return positions * (goal * (a * goal - a * (a - 1) // 2) + b * (goal - a))
 
 
 def solve_race(goal_chips: int, allowed_moves: Iterable[str] | None = None) -> RaceSolution:

@@ -342,3 +342,25 @@ def test_a_batched_policy_of_the_project_is_asked_with_its_masks():
     assert race.first_player_wins != pytest.approx(
         evaluate_race(8, stop_at(3), stop_at(4)).first_player_wins, abs=1e-6
     )
+
+
+def all_decisions(goal: int) -> np.ndarray:
+    """Every decision observation of the race to `goal` chips."""
+    tables = turn_tables()
+    rows = [(a, b, 0, 0, 5) for a in range(goal) for b in range(goal)]
+    for a in range(goal):
+        for b in range(goal):
+            for tau in range(1, goal - a):
+                for p, (config, dice) in enumerate(tables.positions.tolist()):
+                    if tables.position_score[p] <= tau:
+                        rows.append((a, b, tau, config, dice))
+    return np.array(rows, dtype=np.int64)
+
+
+def test_the_action_table_holds_the_recomputed_actions():
+    obs = all_decisions(12)
+    for solution in (solve_race(12), best_response(12, stop_at(3))[1]):
+        recomputed = solution.actions(obs)
+        assert solution.action_table().dtype == np.uint8
+        np.testing.assert_array_equal(solution.actions(obs), recomputed)
+        assert set(np.unique(recomputed)) > {0, 1}  # stops, rolls and give-backs
