@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from dice_envs.games.rule import Rule
 from dice_envs.games.ten_thousand import (
     CONFIGS,
     NO_CONFIG,
@@ -41,6 +42,7 @@ from dice_envs.games.ten_thousand import (
     score,
     scoring_dice,
 )
+from dice_envs.policies import batched
 
 NUM_ACTIONS = len(TenThousand.action_names)
 MAX_ROLL_SCORE = 24  # five 1s: the most one throw scores, in chips
@@ -433,7 +435,7 @@ def _table_offset(goal, positions, a, b):
 
 # -- fixed seats: asking a policy in batches ------------------------------------------------------
 
-PolicyArgument = Any  # a BatchedPolicy, or a callable (observations, masks) -> answers
+PolicyArgument = Any  # a BatchedPolicy, a Rule, or a callable (observations, masks) -> answers
 
 
 def _ask(
@@ -445,6 +447,8 @@ def _ask(
     start = time.perf_counter()
     if hasattr(policy, "answer"):
         raw = policy.answer(observations, masks)
+    elif isinstance(policy, Rule):
+        raw = policy.batch(observations)
     else:
         raw = policy(observations, masks)
     answer = np.asarray(raw)
@@ -608,8 +612,9 @@ def solve_seats(
     recheck: bool = False,
 ) -> RaceTables:
     """The race with each seat optimising (None) or playing a fixed policy asked in batches
-    (a `BatchedPolicy`, or a callable (observations (k, 5) int, masks (k, 15) bool) -> (k,)
-    actions or (k, 15) probabilities). Seat 0 moves first from (0, 0).
+    (a `BatchedPolicy`, a `Rule` (its `batch(observations)`), or a callable (observations
+    (k, 5) int, masks (k, 15) bool) -> (k,) actions or (k, 15) probabilities). Seat 0 moves
+    first from (0, 0).
 
     Policy iteration on a pair stops when no optimising turn would change an action by more
     than `tolerance`: by default seen from each turn's stability interval (the bust values
@@ -715,7 +720,7 @@ class RaceSolution:
         bust = 1.0 - others[other, own]
         return top, pay, _turn_values(top, pay, bust, *self.turn.arrays()), bust
 
-    def action_values(self, observations: np.ndarray) -> np.ndarray:
+    def _q(self, observations: np.ndarray) -> np.ndarray:
         """(k, 15) win probability of each action (-inf where illegal) at the (k, 5)
         observations (own, other, turn total, configuration index, dice in hand)."""
         obs = self._checked(observations)
@@ -748,7 +753,7 @@ class RaceSolution:
             rows = _table_offsets(self.goal, positions, own, other)
             rows += tau * positions + self.turn.position_of[config, dice]
             return self._table[rows].astype(np.int64)
-        q = self.action_values(observations)
+        q = self._q(observations)
         best = q.max(axis=1, keepdims=True)
         return np.argmax(q >= best - TIE_TOLERANCE * np.maximum(1.0, np.abs(best)), axis=1)
 
@@ -762,9 +767,36 @@ class RaceSolution:
             )
         return self._table
 
-    def batched_policy(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-        """The optimal actions as a policy asked in batches (observations, masks)."""
-        return lambda observations, masks=None: self.actions(observations)
+    def batched_policy(self) -> Rule:
+        """The optimal actions as a policy asked in batches (`dice_envs.policies.batched`)."""
+        return batched(self.actions, "race optimum")
+
+    def action_values_batch(self, observations: np.ndarray) -> np.ndarray:
+        """(k, 15): the seat's win probability after each action then optimal play, at the
+        (k, 5) observations (own, other, turn total, configuration index, dice in hand); NaN
+        where the rules forbid the action."""
+        q = self._q(observations)
+        return np.where(np.isneginf(q), np.nan, q)
+
+    def values_at(self, observations: np.ndarray) -> np.ndarray:
+        """(k,): the seat's win probability at each decision, playing optimally."""
+        return self._q(observations).max(axis=1)
+
+    @staticmethod
+    def _one(obs: Any) -> np.ndarray:
+        return np.asarray(obs, dtype=np.int64).reshape(1, -1)
+
+    def action(self, obs: Any) -> int:
+        """The optimal action at one observation (lowest-numbered on ties)."""
+        return int(self.actions(self._one(obs))[0])
+
+    def action_values(self, obs: Any) -> np.ndarray:
+        """`action_values_batch` of one observation."""
+        return self.action_values_batch(self._one(obs))[0]
+
+    def value_at(self, obs: Any) -> float:
+        """`values_at` of one observation."""
+        return float(self.values_at(self._one(obs))[0])
 
     def _checked(self, observations: Any) -> np.ndarray:
         obs = np.asarray(observations)

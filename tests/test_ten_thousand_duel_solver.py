@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from baselines import solve
+from baselines.protocols import GameSolution
 from baselines.ten_thousand_duel import (
     best_response,
     evaluate_race,
@@ -151,12 +152,13 @@ def check_q(solution, brute: dict, seat: int, goal: int) -> int:
     obs, row = np.unique(
         np.array([k[1:6] for k in keys], dtype=np.int64), axis=0, return_inverse=True
     )
-    q = solution.action_values(obs)
+    q = solution.action_values_batch(obs)
     expected = np.array([brute["q"][k] for k in keys])
     got = q[row.reshape(-1), [k[6] for k in keys]]
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
     # Exactly the legal actions have values.
-    assert np.isfinite(q).sum() == len(keys)
+    assert (~np.isnan(q)).sum() == len(keys)
+    np.testing.assert_allclose(solution.values_at(obs), np.nanmax(q, axis=1), rtol=0, atol=0)
     return len(keys)
 
 
@@ -184,11 +186,16 @@ def test_optimum_matches_brute_force(goal, allowed, brute_optimum):
 def test_optimal_actions_are_the_best_and_lowest_on_ties():
     solution = solve_race(6)
     obs = np.array([(0, 0, 0, 0, 5), (2, 3, 2, CONFIG_INDEX[(2, 0, 0)], 3)], dtype=np.int64)
-    q = solution.action_values(obs)
+    q = solution.action_values_batch(obs)
     actions = solution.actions(obs)
     assert actions[0] == 1  # only a roll at the start
-    assert q[1, actions[1]] == pytest.approx(np.nanmax(q[1][np.isfinite(q[1])]), abs=1e-9)
-    assert np.isfinite(q[1, MOVE_ACTION["5"]])  # giving back a 5 is legal there
+    assert q[1, actions[1]] == pytest.approx(np.nanmax(q[1]), abs=1e-9)
+    assert not np.isnan(q[1, MOVE_ACTION["5"]])  # giving back a 5 is legal there
+    assert solution.action(tuple(obs[1])) == actions[1]
+    np.testing.assert_array_equal(solution.action_values(obs[1]), q[1])
+    assert solution.value == solution.win_probability(0, 0)
+    assert solution.value_at(obs[0]) == pytest.approx(solution.value, abs=1e-14)
+    assert isinstance(solution, GameSolution)
 
 
 def solitaire_optimum():
