@@ -187,34 +187,7 @@ def _turn(
                 left = out_left[n, j]
                 pos = out_pos[n, j]
                 moves = mv_count[pos] if left < 5 else 0
-                if mode == FIXED_PROBABILITIES:
-                    probs = fixed_prob[t, pos]
-                    ca = probs[STOP] * pay[t] + probs[ROLL] * ra[t, left]
-                    cb = probs[ROLL] * rb[t, left]
-                    for m in range(moves):
-                        q = probs[mv_action[pos, m]]
-                        if q > 0.0:
-                            ca += q * ra[t - mv_chips[pos, m], left + mv_dice[pos, m]]
-                            cb += q * rb[t - mv_chips[pos, m], left + mv_dice[pos, m]]
-                    sa += p * ca
-                    sb += p * cb
-                    continue
-                if mode == FIXED_ACTIONS:
-                    act = fixed_act[t, pos]
-                    if act == STOP:
-                        sa += p * pay[t]
-                    elif act == ROLL:
-                        sa += p * ra[t, left]
-                        sb += p * rb[t, left]
-                    else:
-                        for m in range(moves):
-                            if mv_action[pos, m] == act:
-                                back = t - mv_chips[pos, m]
-                                more = left + mv_dice[pos, m]
-                                sa += p * ra[back, more]
-                                sb += p * rb[back, more]
-                    continue
-                # OPTIMISE: every action's value as coefficients, in action order.
+                # Every action's value as coefficients, in action order.
                 cand_a[0], cand_b[0], cand_act[0] = pay[t], 0.0, STOP
                 cand_a[1], cand_b[1], cand_act[1] = ra[t, left], rb[t, left], ROLL
                 for m in range(moves):
@@ -223,11 +196,20 @@ def _turn(
                     cand_a[2 + m], cand_b[2 + m] = ra[back, more], rb[back, more]
                     cand_act[2 + m] = mv_action[pos, m]
                 count = 2 + moves
-                act = current[t, pos]
+                if mode == FIXED_PROBABILITIES:
+                    for i in range(count):
+                        sa += p * fixed_prob[t, pos, cand_act[i]] * cand_a[i]
+                        sb += p * fixed_prob[t, pos, cand_act[i]] * cand_b[i]
+                    continue
+                act = fixed_act[t, pos] if mode == FIXED_ACTIONS else current[t, pos]
                 best = -1
                 for i in range(count):
                     if cand_act[i] == act:
                         best = i
+                if mode == FIXED_ACTIONS:
+                    sa += p * cand_a[best]
+                    sb += p * cand_b[best]
+                    continue
                 if best < 0:  # no action yet: the first of the best
                     best, margin = 0, 0.0
                 else:
@@ -240,19 +222,26 @@ def _turn(
                 if cand_act[best] != act:
                     changed = True
                     current[t, pos] = cand_act[best]
-                # The bust values at which no action would beat this one by more than tol.
-                for i in range(count):
-                    slope = cand_b[best] - cand_b[i]
-                    gap = -tol - (cand_a[best] - cand_a[i])  # root at gap / slope
-                    if slope > 0.0 and gap > low * slope:
-                        low = gap / slope
-                    elif slope < 0.0 and gap > high * slope:
-                        high = gap / slope
+                low, high = _narrowed(cand_a, cand_b, count, best, tol, low, high)
                 sa += p * cand_a[best]
                 sb += p * cand_b[best]
             ra[tau, n] = sa
             rb[tau, n] = sb
     return ra[0, 5], rb[0, 5], changed, low, high
+
+
+@njit(cache=True)
+def _narrowed(cand_a, cand_b, count, best, tol, low, high):
+    """(low, high) narrowed to the bust values v at which no candidate beats the chosen one
+    `best` by more than tol (each is a line cand_a + cand_b * v)."""
+    for i in range(count):
+        slope = cand_b[best] - cand_b[i]
+        gap = -tol - (cand_a[best] - cand_a[i])  # the crossing is at gap / slope
+        if slope > 0.0 and gap > low * slope:
+            low = gap / slope
+        elif slope < 0.0 and gap > high * slope:
+            high = gap / slope
+    return low, high
 
 
 @njit(cache=True)
