@@ -269,7 +269,8 @@ def test_symmetry_of_the_goal():
 
 def test_solitaire_turn_is_the_papers():
     """With the turn total as the stop payoff and 0 for a bust, the race's turn solver is the
-    paper's solitaire turn: 5.872019 chips, and R(tau, n) of every turn total up to 55."""
+    paper's solitaire turn: 5.872019 chips, R(tau, n) and the optimal action of every turn
+    total up to 55."""
     solitaire, _ = solitaire_optimum()
     for top in (56, 101):
         value, r = solitaire_turn_value(top)
@@ -286,20 +287,28 @@ def test_solitaire_turn_is_the_papers():
         )
         q = solitaire.action_values_batch(obs)
         np.testing.assert_allclose(q[:, 1], r[obs[:, 0], obs[:, 2]], rtol=0, atol=1e-12)
-    stop_or_roll = TenThousand(allowed_moves=[])
+        # The same optimal action (the lowest of the best) at every turn total up to 55.
+        ours = np.full(q.shape, -np.inf)
+        ours[:, 0], ours[:, 1] = obs[:, 0], r[obs[:, 0], obs[:, 2]]
+        for row, (tau, c, n) in enumerate(obs.tolist()):
+            for action, (chips, dice) in TenThousand().moves(CONFIGS[c], n).items():
+                ours[row, action] = r[tau - chips, n + dice]
+        best = ours.max(axis=1, keepdims=True)
+        np.testing.assert_array_equal(
+            np.argmax(ours >= best - 1e-9 * np.maximum(1.0, best), axis=1), solitaire.actions(obs)
+        )
     assert solitaire_turn_value(101, [])[0] == pytest.approx(
         solve("dice_envs/TenThousand-v0", allowed_moves=[]).value, abs=1e-12
     )
-    assert stop_or_roll.allowed_moves == ()
 
 
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="goal_chips"):
         solve_race(0)
     with pytest.raises(ValueError, match="observations"):
-        solve_race(4).action_values(np.array([[0, 0, 9, 0, 5]]))
+        solve_race(4).action_values_batch(np.array([[0, 0, 9, 0, 5]]))
     with pytest.raises(ValueError, match="observations"):
-        solve_race(4).action_values(np.array([[0, 0, 1, CONFIG_INDEX[(0, 3, 0)], 5 - 3 + 1]]))
+        solve_race(4).action_values_batch(np.array([[0, 0, 1, CONFIG_INDEX[(0, 3, 0)], 5 - 3 + 1]]))
     with pytest.raises(ValueError, match="threshold"):
         stop_at(0)
     with pytest.raises(ValueError, match="policy must answer"):
