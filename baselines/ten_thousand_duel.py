@@ -428,11 +428,10 @@ PolicyArgument = Any  # a BatchedPolicy, a Rule, or a callable (observations, ma
 
 
 def _ask(
-    policy: PolicyArgument, observations: np.ndarray, masks: np.ndarray
+    policy: PolicyArgument, observations: np.ndarray, masks: np.ndarray | None
 ) -> tuple[np.ndarray, float]:
-    """The policy's answer for a batch: (k,) actions or (k, NUM_ACTIONS) probabilities (what
-    they put on an illegal action moved to a roll, as `TenThousand-v0` plays it), and the
-    seconds spent inside the policy."""
+    """The policy's answer for a batch, checked: (k,) actions or (k, NUM_ACTIONS)
+    probabilities, and the seconds spent inside the policy."""
     start = time.perf_counter()
     if hasattr(policy, "answer"):
         raw = policy.answer(observations, masks)
@@ -452,10 +451,7 @@ def _ask(
         probs = answer.astype(np.float64)
         if (probs < 0).any() or not np.allclose(probs.sum(axis=1), 1.0, rtol=0, atol=1e-9):
             raise ValueError("policy answered probabilities that are negative or do not sum to 1")
-        illegal = np.where(masks, 0.0, probs)
-        probs = np.where(masks, probs, 0.0)
-        probs[:, ROLL] += illegal.sum(axis=1)
-        return probs, asked
+        return probs, asked  # what is put on an illegal action moves to a roll when scattered
     raise ValueError(
         f"policy must answer ({k},) int actions or ({k}, {NUM_ACTIONS}) float probabilities for "
         f"{k} observations; got shape {answer.shape} of {answer.dtype}"
@@ -491,29 +487,30 @@ def _fixed_answers(
     (len, goal, P) int8 (an illegal one played as a roll), probabilities (len, goal, P, 15)
     (or a dummy), whether it mixes, and the seconds spent inside the policy."""
     rows = (own, goal, decisions.below, decisions.tau, decisions.position)
-    observations, masks = _decision_batch(*rows, other, tables.positions, tables.legal)
+    needs_masks = getattr(policy, "needs_legal", not isinstance(policy, Rule))
+    observations, masks = _decision_batch(*rows, other, tables.positions, tables.legal, needs_masks)
     actions = np.full((len(own), goal, len(tables.positions)), ROLL, dtype=np.int8)
     no_probs = np.zeros((len(own), 1, 1, 1))
     if not len(observations):  # one chip from the goal: every roll that scores wins
         return actions, no_probs, False, 0.0
-    answer, asked = _ask(policy, observations, masks)
+    answer, asked = _ask(policy, observations, masks if needs_masks else None)
     if answer.ndim == 1:
         _scatter_actions(actions, *rows, tables.legal, answer)
         return actions, no_probs, False, asked
     probs = np.zeros(actions.shape + (NUM_ACTIONS,))
-    _scatter_probabilities(probs, *rows, answer)
+    _scatter_probabilities(probs, *rows, tables.legal, answer)
     return actions, probs, True, asked
 
 
 @njit(cache=True)
-def _decision_batch(own, goal, below, tau, position, other, positions, legal):
+def _decision_batch(own, goal, below, tau, position, other, positions, legal, with_masks):
     """The observations and masks of every decision of the turns at (own[i], other[i]): per
     pair, the decision rows with a turn total below its goal minus own chips."""
     total = 0
     for i in range(len(own)):
         total += below[goal - own[i]]
     observations = np.empty((total, 5), dtype=np.int64)
-    masks = np.empty((total, legal.shape[1]), dtype=np.bool_)
+    masks = np.empty((total if with_masks else 0, legal.shape[1]), dtype=np.bool_)
     k = 0
     for i in range(len(own)):
         for r in range(below[goal - own[i]]):
@@ -523,8 +520,9 @@ def _decision_batch(own, goal, below, tau, position, other, positions, legal):
             observations[k, 2] = tau[r]
             observations[k, 3] = positions[p, 0]
             observations[k, 4] = positions[p, 1]
-            for action in range(legal.shape[1]):
-                masks[k, action] = legal[p, action]
+            if with_masks:  # a Rule, or a BatchedPolicy that does not need them, is not sent them
+                for action in range(legal.shape[1]):
+                    masks[k, action] = legal[p, action]
             k += 1
     return observations, masks
 
@@ -542,12 +540,18 @@ def _scatter_actions(target, own, goal, below, tau, position, legal, answer):
 
 
 @njit(cache=True)
-def _scatter_probabilities(target, own, goal, below, tau, position, answer):
-    """target[i, tau, position] = the probabilities of each row of `_decision_batch`."""
+def _scatter_probabilities(target, own, goal, below, tau, position, legal, answer):
+    """target[i, tau, position] = the probabilities of each row of `_decision_batch`, what
+    is put on an illegal action moved to a roll."""
     k = 0
     for i in range(len(own)):
         for r in range(below[goal - own[i]]):
-            target[i, tau[r], position[r]] = answer[k]
+            p = position[r]
+            for action in range(legal.shape[1]):
+                if legal[p, action]:
+                    target[i, tau[r], p, action] += answer[k, action]
+                else:
+                    target[i, tau[r], p, ROLL] += answer[k, action]
             k += 1
 
 
@@ -878,17 +882,13 @@ def solitaire_turn_value(
     return float(r[0, 5]), r
 
 
-def turn_policy(solitaire: Callable[[np.ndarray], np.ndarray]) -> Callable:
+def turn_policy(solitaire: Callable[[np.ndarray], np.ndarray]) -> Rule:
     """A policy of the solitaire turn (asked on (k, 3) observations: turn total, configuration,
     dice) played in the race: it sees the last three entries of the race's observation."""
-
-    def policy(observations: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
-        return np.asarray(solitaire(np.asarray(observations)[:, 2:]))
-
-    return policy
+    return batched(lambda observations: solitaire(np.asarray(observations)[:, 2:]), "turn")
 
 
-def stop_at(threshold: int) -> Callable:
+def stop_at(threshold: int) -> Rule:
     """stop-at-K of `TenThousand-v0` in the race: roll (never giving back) until the turn
     total reaches `threshold` chips."""
     if isinstance(threshold, bool) or not isinstance(threshold, (int, np.integer)):
@@ -896,11 +896,11 @@ def stop_at(threshold: int) -> Callable:
     if threshold < 1:
         raise ValueError(f"threshold must be an integer >= 1, got {threshold!r}")
 
-    def policy(observations: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+    def policy(observations: np.ndarray) -> np.ndarray:
         tau = np.asarray(observations)[:, 2]
         return np.where((tau > 0) & (tau >= threshold), STOP, ROLL)
 
-    return policy
+    return batched(policy, f"stop-at-{threshold}")
 
 
 __all__ = [

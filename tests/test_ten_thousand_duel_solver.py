@@ -19,8 +19,9 @@ from baselines.ten_thousand_duel import (
     turn_policy,
     turn_tables,
 )
+from dice_envs.games.rule import Rule
 from dice_envs.games.ten_thousand import CONFIG_INDEX, CONFIGS, MOVE_ACTION, STOP, TenThousand
-from dice_envs.policies import BatchedPolicy
+from dice_envs.policies import BatchedPolicy, batched
 
 NUM_ACTIONS = 15
 
@@ -136,7 +137,7 @@ class BruteForce:
         masks = np.zeros((len(states), NUM_ACTIONS), dtype=bool)
         for i, s in enumerate(states):
             masks[i, list(self.model.legal_actions(s))] = True
-        answer = np.asarray(policy(obs, masks))
+        answer = np.asarray(policy.batch(obs) if isinstance(policy, Rule) else policy(obs, masks))
         probs = answer if answer.ndim == 2 else np.eye(NUM_ACTIONS)[answer]
         probs = np.where(np.array([s[0] for s in states])[:, None] > 0, probs, np.eye(15)[1])
         return probs[turn["row_state"], turn["row_action"]]
@@ -380,3 +381,21 @@ def test_the_action_table_holds_the_recomputed_actions():
         assert solution.action_table().dtype == np.uint8
         np.testing.assert_array_equal(solution.actions(obs), recomputed)
         assert set(np.unique(recomputed)) > {0, 1}  # stops, rolls and give-backs
+
+
+def test_mass_on_an_illegal_action_is_played_as_a_roll():
+    """Probabilities asked without masks (a Rule): what goes on "give back 5" where it is
+    illegal is a roll."""
+
+    def mixed(illegal_action):
+        def probabilities(observations):
+            probs = np.zeros((len(observations), NUM_ACTIONS))
+            probs[:, 0] = np.where(observations[:, 2] >= 3, 0.5, 0.0)
+            probs[:, illegal_action] = 1.0 - probs[:, 0]
+            return probs
+
+        return batched(probabilities)
+
+    moved = evaluate_race(6, mixed(MOVE_ACTION["5"]), stop_at(2), allowed_moves=())
+    rolled = evaluate_race(6, mixed(1), stop_at(2), allowed_moves=())
+    np.testing.assert_allclose(moved.seat_values, rolled.seat_values, rtol=0, atol=1e-15)
