@@ -718,9 +718,14 @@ class RaceSolution:
         observations (own, other, turn total, configuration index, dice in hand)."""
         obs = self._checked(observations)
         q = np.full((len(obs), NUM_ACTIONS), -np.inf)
-        pairs, inverse = np.unique(obs[:, :2], axis=0, return_inverse=True)
+        ended = self._ended(obs)
+        # A game that ended before the seat's move (the env's last observation): every action
+        # is legal and worth the result.
+        q[ended] = (obs[ended, 0] == self.goal)[:, None].astype(float)
+        playing = np.flatnonzero(~ended)
+        pairs, inverse = np.unique(obs[playing, :2], axis=0, return_inverse=True)
         for p, (own, other) in enumerate(pairs):
-            rows = np.flatnonzero(inverse.reshape(-1) == p)
+            rows = playing[np.flatnonzero(inverse.reshape(-1) == p)]
             top, pay, r, _bust = self._pair_turn(int(own), int(other))
             tau, config, dice = obs[rows, 2], obs[rows, 3], obs[rows, 4]
             q[rows, ROLL] = r[tau, dice]
@@ -739,7 +744,7 @@ class RaceSolution:
     def actions(self, observations: np.ndarray) -> np.ndarray:
         """The optimal action at each observation: the lowest within TIE_TOLERANCE of the best
         (read from `action_table()` once it is built, else recomputed per pair)."""
-        if self._table is not None:
+        if self._table is not None and not self._ended(self._checked(observations)).any():
             obs = self._checked(observations)
             own, other, tau, config, dice = obs.T
             positions = len(self.turn.positions)
@@ -761,8 +766,19 @@ class RaceSolution:
         return self._table
 
     def batched_policy(self) -> Rule:
-        """The optimal actions as a policy asked in batches (`dice_envs.policies.batched`)."""
-        return batched(self.actions, "race optimum")
+        """The optimal actions as a policy asked in batches (`dice_envs.policies.batched`); an
+        observation that is neither a decision nor a finished game (a grid asked whole holds
+        them) gets a roll."""
+
+        def answer(observations: np.ndarray) -> np.ndarray:
+            obs = np.asarray(observations, dtype=np.int64).reshape(-1, 5)
+            actions = np.full(len(obs), ROLL, dtype=np.int64)
+            decisions = ~self._invalid(obs) | self._ended(obs)
+            if decisions.any():
+                actions[decisions] = self.actions(obs[decisions])
+            return actions
+
+        return batched(answer, "race optimum")
 
     def action_values_batch(self, observations: np.ndarray) -> np.ndarray:
         """(k, 15): the seat's win probability after each action then optimal play, at the
@@ -799,6 +815,27 @@ class RaceSolution:
                 f"total, configuration index, dice in hand); got shape {obs.shape} of {obs.dtype}"
             )
         obs = obs.astype(np.int64)
+        bad = self._invalid(obs) & ~self._ended(obs)
+        if bad.any():
+            raise ValueError(
+                f"observations must be decisions of the race to {self.goal} chips: own and "
+                f"other chips in 0..{self.goal - 1}, a turn total below the goal minus own "
+                "chips, a configuration that can leave those dice; got "
+                f"{obs[np.flatnonzero(bad)[0]].tolist()}"
+            )
+        return obs
+
+    def _ended(self, obs: np.ndarray) -> np.ndarray:
+        """Which rows are a finished game's observation: a winner's score at the goal, the
+        other's below, no turn."""
+        own, other, tau, config, dice = obs.T
+        goal = self.goal
+        won = (own == goal) & (other >= 0) & (other < goal)
+        lost = (other == goal) & (own >= 0) & (own < goal)
+        return (won | lost) & (tau == 0) & (config == 0) & (dice == 0)
+
+    def _invalid(self, obs: np.ndarray) -> np.ndarray:
+        """Which rows of an (k, 5) int array are no decision of the race."""
         own, other, tau, config, dice = obs.T
         goal = self.goal
         bad = (
@@ -813,19 +850,15 @@ class RaceSolution:
             | (dice < 1)
             | (dice > 5)
         )
-        if not bad.any():
-            position = self.turn.position_of[config, dice]
-            score_of = np.array([score(c) for c in CONFIGS])
-            bad = (position < 0) | ((tau == 0) & ((config != 0) | (dice != 5)))
-            bad |= (tau > 0) & (tau < np.where(dice == 5, 0, score_of[config]))
-        if bad.any():
-            raise ValueError(
-                f"observations must be decisions of the race to {goal} chips: own and other "
-                f"chips in 0..{goal - 1}, a turn total below the goal minus own chips, a "
-                "configuration that can leave those dice; got "
-                f"{obs[np.flatnonzero(bad)[0]].tolist()}"
-            )
-        return obs
+        inside = ~bad
+        position = np.full(len(obs), -1)
+        position[inside] = self.turn.position_of[config[inside], dice[inside]]
+        score_of = np.array([score(c) for c in CONFIGS])
+        bad |= (position < 0) | ((tau == 0) & ((config != 0) | (dice != 5)))
+        bad |= (tau > 0) & (
+            tau < np.where(dice == 5, 0, score_of[np.clip(config, 0, len(CONFIGS) - 1)])
+        )
+        return bad
 
 
 def _table_offsets(goal: int, positions: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -915,3 +948,73 @@ __all__ = [
     "turn_policy",
     "turn_tables",
 ]
+
+
+# -- the registry's hooks of dice_envs/TenThousandDuel-v0 ------------------------------------
+def race_optimum(model: Any) -> RaceSolution:
+    """The two-player optimum of a `TenThousandDuel` model (its `two_player_solver` hook)."""
+    return solve_race(model.goal_chips, model.allowed_moves)
+
+
+@dataclass
+class RaceFoldSolution:
+    """The agent's optimum in the race against a fixed opponent (`baselines.solve` of the
+    race, every goal): the best response, its value by who starts (a coin when
+    `agent_starts` is None). Its answers are the best response's (the same at a position
+    whoever started)."""
+
+    response: RaceSolution
+    value: float
+    seconds: float
+    num_states: int = 0  # the agent's decision positions (every pair of banked scores)
+    method: str = "structure-aware"
+
+    def action(self, obs: Any) -> int:
+        return self.response.action(obs)
+
+    def action_values(self, obs: Any) -> np.ndarray:
+        return self.response.action_values(obs)
+
+    def value_at(self, obs: Any) -> float:
+        return self.response.value_at(obs)
+
+    def actions(self, observations: np.ndarray) -> np.ndarray:
+        return self.response.actions(observations)
+
+    def action_values_batch(self, observations: np.ndarray) -> np.ndarray:
+        return self.response.action_values_batch(observations)
+
+    def values_at(self, observations: np.ndarray) -> np.ndarray:
+        return self.response.values_at(observations)
+
+    def batched_policy(self) -> Rule:
+        return self.response.batched_policy()
+
+
+def solve_race_fold(
+    goal: int = 10_000,
+    allowed_moves: Iterable[str] | None = None,
+    opponent: Any = "crocce-mordecki",
+    agent_starts: bool | None = None,
+) -> RaceFoldSolution:
+    """`baselines.solve` of the race against `opponent` (its `structure_solver` hook): the
+    exact best response, by the pairs of banked scores (`solve_seats`), at any goal; the
+    opponent is asked in batches. Exact to round-off, as `solve_seats`."""
+    from dice_envs.games.seat_policy import opponent_spec
+    from dice_envs.games.ten_thousand_duel import TenThousandDuel
+    from dice_envs.policies import as_policy
+
+    start = time.perf_counter()
+    model = TenThousandDuel(goal, allowed_moves)
+    if isinstance(agent_starts, bool | type(None)) is False:
+        raise ValueError(f"agent_starts must be True, False or None, got {agent_starts!r}")
+    spec = opponent_spec(model, opponent)
+    if isinstance(spec, str) and spec == "two-player-optimal":
+        first = race_optimum(model)
+        second = RaceSolution(first.tables, 1)
+    else:
+        first, second = best_response(model.goal_chips, as_policy(spec, model), model.allowed_moves)
+    values = {True: first.value, False: second.value}
+    value = values[agent_starts] if agent_starts is not None else sum(values.values()) / 2
+    decisions = int(model.table_size().states) // 2  # both seats' positions, halved
+    return RaceFoldSolution(first, value, time.perf_counter() - start, decisions)

@@ -639,8 +639,9 @@ register_game(
     references=[CROCCE_MORDECKI],
     policies=["crocce-mordecki", "stop-at-20", "two-player-optimal"],
     tables_refused=_ten_thousand_duel_tables,
-    # Until its structure-aware solver is registered, its page shows a goal with tables.
-    page_variants=[{"goal": 1000}],
+    structure_solver="baselines.ten_thousand_duel:solve_race_fold",
+    two_player_solver="baselines.ten_thousand_duel:race_optimum",
+    cost="dice_envs.costs:ten_thousand_duel",
 )
 register_game(
     "dice_envs/PigSolitaire-v0",

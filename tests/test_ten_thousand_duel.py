@@ -111,8 +111,40 @@ def test_the_goal_must_be_a_positive_multiple_of_50():
 def test_the_tables_stop_where_the_structure_takes_over():
     small = TenThousandDuel(300)
     assert small.table_size().states == len(list(reachable_states(small)))  # exact when small
-    with pytest.raises(ValueError, match="goal=10000: solve would need .* lower goal"):
+    with pytest.raises(ValueError, match="has no tables at .*its structure-aware solver"):
         baselines.solve(DUEL, goal=10_000, method="value_iteration")
     assert "goal=10000 gives tables of about" in dice_envs.game(DUEL).tables_refused(
         {"goal": 10_000}
     )
+
+
+@pytest.mark.parametrize("goal", [300, 500])
+def test_the_structure_aware_solver_and_the_tables_agree(goal):
+    """The race's solver (banked-score pairs, policy iteration on each two-cycle) against the
+    generic tables: the two-player optimum and best responses, either seat starting."""
+    model = TenThousandDuel(goal)
+    structure = two_player_optimum(model)
+    tables = two_player_optimum(model, method="value_iteration")
+    assert structure.value == pytest.approx(tables.value, abs=1e-12)
+    for opponent in ("two-player-optimal", "crocce-mordecki", "stop-at-20"):
+        for agent_starts in (True, False):
+            kwargs = {"goal": goal, "opponent": opponent, "agent_starts": agent_starts}
+            found = baselines.solve(DUEL, **kwargs)
+            assert found.method == "structure-aware"
+            on_tables = baselines.solve(DUEL, method="generic", tol=1e-15, **kwargs)
+            assert found.value == pytest.approx(on_tables.value, abs=1e-12)
+    # crocce-mordecki against stop-at-20, scored exactly on the tables, by the race's solver.
+    from baselines.ten_thousand_duel import evaluate_race
+
+    crocce = crocce_mordecki_policy(model)
+    for agent_starts in (True, False):
+        scored = baselines.evaluate(
+            "crocce-mordecki", DUEL, goal=goal, opponent="stop-at-20", agent_starts=agent_starts
+        )
+        seats = (crocce, "stop-at-20") if agent_starts else ("stop-at-20", crocce)
+        from dice_envs.policies import as_policy
+
+        seats = tuple(as_policy(s, model) if isinstance(s, str) else s for s in seats)
+        race = evaluate_race(model.goal_chips, *seats).first_player_wins
+        expected = race if agent_starts else 1.0 - race
+        assert scored.value == pytest.approx(expected, abs=1e-12)
