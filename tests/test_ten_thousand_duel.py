@@ -3,6 +3,8 @@ solve as worked by hand."""
 
 from __future__ import annotations
 
+import functools
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -116,3 +118,128 @@ def test_the_tables_stop_where_the_structure_takes_over():
     assert "goal=10000 gives tables of about" in dice_envs.game(DUEL).tables_refused(
         {"goal": 10_000}
     )
+
+
+# -- a brute force of the race, built here from the solitaire turn's rules ---------------------
+START = (0, 0, 0, 0, 0, 5)
+WON = "won"  # the terminal state of a race the first player won; "lost" the other
+
+
+def race_outcomes(turn: TenThousand, goal: int, state: tuple, action: int) -> dict:
+    """{next race state, WON or "lost": probability} of `action` at race `state` (mover,
+    banked chips of player 0, of player 1, turn score, configuration, dice), from the
+    solitaire turn's transitions alone: a stop banks, a bust hands over, the goal wins."""
+    mover, first, second, tau, config_index, dice = state
+    own = first if mover == 0 else second
+    fresh = (0, 0, 5)
+    outcomes: dict = {}
+    for prob, after, _, terminal in turn.transitions((tau, config_index, dice), action):
+        if action == 0 and tau > 0:
+            banked = (first + tau, second) if mover == 0 else (first, second + tau)
+            key = (1 - mover, *banked, *fresh)
+        elif terminal and after[2] == 0:  # no scoring die
+            key = (1 - mover, first, second, *fresh)
+        elif own + after[0] >= goal:
+            key = WON if mover == 0 else "lost"
+        else:
+            key = (mover, first, second, *after)
+        outcomes[key] = outcomes.get(key, 0.0) + prob
+    return outcomes
+
+
+@functools.cache
+def race_rows(goal_points: int) -> dict:
+    """{state: {action: outcomes}} for every state the race to `goal_points` reaches."""
+    goal = goal_points // 50
+    turn = TenThousand(max_turn_score=goal + 30)  # the cap never binds below the goal
+    rows, frontier = {}, [START]
+    while frontier:
+        state = frontier.pop()
+        if state in rows:
+            continue
+        rows[state] = {
+            action: race_outcomes(turn, goal, state, action)
+            for action in turn.legal_actions(state[3:])
+        }
+        for outcomes in rows[state].values():
+            frontier.extend(key for key in outcomes if isinstance(key, tuple))
+    return rows
+
+
+def brute_force(goal_points: int, policy=None) -> float:
+    """Player 0's win probability from the start, by value iteration over every state the
+    race reaches (in place, until nothing moves by more than 1e-16): both players optimal
+    (player 0 maximises, player 1 minimises), or each mover playing `policy(state)`."""
+    rows = race_rows(goal_points)
+    values = dict.fromkeys(rows, 0.0)
+    values[WON], values["lost"] = 1.0, 0.0
+    if policy is not None:
+        rows = {state: {0: actions[policy(state)]} for state, actions in rows.items()}
+
+    def worth(outcomes: dict) -> float:
+        return sum(prob * values[key] for key, prob in outcomes.items())
+
+    for _ in range(10_000):
+        moved = 0.0
+        for state, actions in rows.items():
+            worths = [worth(outcomes) for outcomes in actions.values()]
+            new = max(worths) if state[0] == 0 else min(worths)
+            moved = max(moved, abs(new - values[state]))
+            values[state] = new
+        if moved <= 1e-16:
+            break
+    else:
+        raise AssertionError("the brute force did not converge")
+    return values[START]
+
+
+@pytest.mark.parametrize(
+    ("goal", "bounds"),
+    [
+        (300, (0.70, 0.72)),  # 0.70985: the first roll is worth much in a short race
+        pytest.param(500, (0.61, 0.62), marks=pytest.mark.verify),  # 0.61535
+    ],
+)
+def test_the_two_player_optimum_is_the_brute_forces(goal, bounds):
+    optimum = brute_force(goal)
+    first = baselines.solve(DUEL, goal=goal, opponent="two-player-optimal", agent_starts=True)
+    second = baselines.solve(DUEL, goal=goal, opponent="two-player-optimal", agent_starts=False)
+    assert first.value == pytest.approx(optimum, abs=1e-12)
+    assert second.value == pytest.approx(1 - optimum, abs=1e-12)
+    assert bounds[0] < optimum < bounds[1]
+
+
+@pytest.mark.parametrize("goal", [300, 500])
+def test_crocce_mordecki_against_stop_at_k_is_the_brute_forces(goal):
+    """The solitaire optimum's action on the turn's part of the observation (asked here of
+    `baselines.solve("dice_envs/TenThousand-v0")`), against stop-at-K, either seat first."""
+    solitaire = baselines.solve("dice_envs/TenThousand-v0")
+
+    def plays(k):
+        def act(state):
+            tau = state[3]
+            return 0 if tau > 0 and tau >= k else 1
+
+        return act
+
+    def crocce_mordecki(state):
+        return solitaire.action(state[3:])
+
+    for k in (20, 4):
+        stop_at_k = plays(k)
+        for agent_starts in (True, False):
+            agent_seat = 0 if agent_starts else 1
+
+            def choose(state, seat=agent_seat, other=stop_at_k):
+                return crocce_mordecki(state) if state[0] == seat else other(state)
+
+            first_wins = brute_force(goal, choose)
+            expected = first_wins if agent_starts else 1 - first_wins
+            score = baselines.evaluate(
+                "crocce-mordecki",
+                DUEL,
+                goal=goal,
+                opponent=f"stop-at-{k}",
+                agent_starts=agent_starts,
+            )
+            assert score.value == pytest.approx(expected, abs=1e-12), (k, agent_starts)
