@@ -12,7 +12,7 @@ import pytest
 import baselines
 import dice_envs
 from baselines.ten_thousand import crocce_mordecki_policy
-from baselines.two_player import two_player_optimum
+from baselines.two_player import minimax_value_iteration, two_player_optimum
 from dice_envs.games.base import reachable_states
 from dice_envs.games.ten_thousand import CONFIGS, TenThousand
 from dice_envs.games.ten_thousand_duel import TenThousandDuel
@@ -201,12 +201,22 @@ def brute_force(goal_points: int, policy=None) -> float:
     ],
 )
 def test_the_two_player_optimum_is_the_brute_forces(goal, bounds):
+    """`solve` as it routes (a structure-aware solver where one is registered) and the
+    generic tables (minimax value iteration on both seats, the fold's best response)."""
     optimum = brute_force(goal)
-    first = baselines.solve(DUEL, goal=goal, opponent="two-player-optimal", agent_starts=True)
-    second = baselines.solve(DUEL, goal=goal, opponent="two-player-optimal", agent_starts=False)
-    assert first.value == pytest.approx(optimum, abs=1e-12)
-    assert second.value == pytest.approx(1 - optimum, abs=1e-12)
     assert bounds[0] < optimum < bounds[1]
+    tables = minimax_value_iteration(TenThousandDuel(goal))
+    assert tables.value == pytest.approx(optimum, abs=1e-12)
+    for method in ("auto", "generic"):
+        for agent_starts, value in ((True, optimum), (False, 1 - optimum)):
+            solution = baselines.solve(
+                DUEL,
+                goal=goal,
+                opponent="two-player-optimal",
+                agent_starts=agent_starts,
+                method=method,
+            )
+            assert solution.value == pytest.approx(value, abs=1e-12), (method, agent_starts)
 
 
 @pytest.mark.parametrize("goal", [300, 500])
