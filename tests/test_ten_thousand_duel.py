@@ -253,3 +253,39 @@ def test_crocce_mordecki_against_stop_at_k_is_the_brute_forces(goal):
                 agent_starts=agent_starts,
             )
             assert score.value == pytest.approx(expected, abs=1e-12), (k, agent_starts)
+
+
+@pytest.mark.parametrize(
+    ("goal", "allowed_moves"), [(300, None), (250, []), (400, ["5", "1", "t2"])]
+)
+def test_the_batch_rules_are_the_rules(goal, allowed_moves):
+    """Every reachable state of both seats, every action (illegal ones too): the batch rules'
+    rows are `transitions`' rows; masks, observations and states of observations agree."""
+    duel = TenThousandDuel(goal, allowed_moves)
+    states = np.array(list(reachable_states(duel)), dtype=np.int64)
+    for action in range(duel.num_actions):
+        source, prob, after, reward, terminal = duel.batch_transitions(states, action)
+        found = {
+            (int(s), tuple(a.tolist())): (p, r, bool(t))
+            for s, p, a, r, t in zip(source, prob, after, reward, terminal, strict=True)
+        }
+        assert len(found) == len(source)  # one row per next state
+        expected = {
+            (i, after): (p, r, t)
+            for i, state in enumerate(map(tuple, states.tolist()))
+            for p, after, r, t in duel.transitions(state, action)
+        }
+        assert found.keys() == expected.keys()
+        for key, (p, r, t) in expected.items():
+            assert found[key][0] == pytest.approx(p, abs=1e-15) and found[key][1:] == (r, t)
+    legal = np.zeros((len(states), duel.num_actions), bool)
+    for i, state in enumerate(map(tuple, states.tolist())):
+        legal[i, list(duel.legal_actions(state))] = True
+    np.testing.assert_array_equal(duel.batch_legal(states), legal)
+    np.testing.assert_array_equal(duel.batch_to_move(states), states[:, 0])
+    for player in (0, 1):
+        seen = duel.batch_observation(states, player)
+        assert seen.tolist() == [list(duel.observation(tuple(s), player)) for s in states.tolist()]
+        movers = states[states[:, 0] == player]
+        mine = duel.batch_observation(movers, player)
+        np.testing.assert_array_equal(duel.batch_state_of(mine, player), movers)

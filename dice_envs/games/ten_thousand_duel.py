@@ -23,6 +23,7 @@ from dice_envs.games.ten_thousand import (
     ROLL,
     STOP,
     TenThousand,
+    scoring_dice,
 )
 
 # (player to move, banked chips of player 0, of player 1, turn score, configuration index,
@@ -130,6 +131,7 @@ class TenThousandDuel:
         chips = self.goal_chips
         self.observation_nvec = (chips + 1, chips + 1, chips, len(CONFIGS), 6)
         self.state_bounds = (2, chips + 1, chips + 1, chips, len(CONFIGS), 6)
+        self._batch_rules = _BatchRules(self.turn)
 
     def __repr__(self) -> str:
         moves = "all" if len(self.allowed_moves) == len(MOVE_LABELS) else list(self.allowed_moves)
@@ -201,6 +203,92 @@ class TenThousandDuel:
         thrown, config = self.turn.throw(dice, uniform)
         next_state, reward, terminal = self._landed(state, start, dice, config)
         return next_state, reward, terminal, {"dice": list(thrown)}
+
+    # -- the same rules for a batch of states (the fast table builder; a test holds them equal)
+    def batch_transitions(self, states: np.ndarray, action: int):
+        """(source row, probability, next state, reward, terminal) arrays for `action` in each
+        row of `states` (an (n, 6) int array); equal next states of a row are merged."""
+        rules = self._batch_rules
+        mover, first, second, tau, config_index, dice = np.asarray(states, np.int64).T
+        rows = np.arange(len(mover))
+        stopping = (action == STOP) & (tau > 0)
+        parts = []
+        held = rows[stopping]
+        if len(held):
+            m, k = mover[held], tau[held]
+            banked = np.column_stack(
+                (1 - m, first[held] + k * (m == 0), second[held] + k * (m == 1))
+            )
+            fresh = np.broadcast_to(FRESH, (len(held), 3))
+            parts.append(
+                (held, np.ones(len(held)), np.hstack((banked, fresh)), np.zeros(len(held)))
+            )
+        rolled = rows[~stopping]
+        given_chips, given_dice = rules.given_back(config_index[rolled], dice[rolled], action)
+        start, thrown = tau[rolled] - given_chips, dice[rolled] + given_dice
+        for n in range(1, 6):
+            src = rolled[thrown == n]
+            if not len(src):
+                continue
+            prob, gain, left, kept = rules.rolls[n]
+            count = len(src)
+            src = np.repeat(src, len(prob))
+            m, a, b = mover[src], first[src], second[src]
+            new_tau = np.repeat(start[thrown == n], len(prob)) + np.tile(gain, count)
+            left_n, config_n = np.tile(left, count), np.tile(kept, count)
+            bust = left_n < 0
+            won = ~bust & (np.where(m == 0, a, b) + new_tau >= self.goal_chips)
+            going = ~bust & ~won
+            hot = left_n == 0
+            # A bust hands fresh dice over; a win ends with the goal banked and no dice.
+            nxt = np.column_stack(
+                (
+                    np.where(bust, 1 - m, m),
+                    np.where(won & (m == 0), self.goal_chips, a),
+                    np.where(won & (m == 1), self.goal_chips, b),
+                    np.where(going, new_tau, 0),
+                    np.where(going & ~hot, config_n, 0),
+                    np.where(bust | (going & hot), 5, np.where(won, 0, left_n)),
+                )
+            )
+            reward = (won & (m == 0)).astype(float)
+            parts.append((src, np.tile(prob, count), nxt, reward))
+        source, prob, nxt, reward = (np.concatenate(c) for c in zip(*parts, strict=True))
+        return self._merge_rows(source, prob, nxt, reward)
+
+    def _merge_rows(self, source, prob, nxt, reward):
+        """Rows of one source with the same next state summed (hot dice reached by two
+        configurations, wins by many)."""
+        keys = source * int(np.prod(self.state_bounds)) + np.ravel_multi_index(
+            tuple(nxt.T), self.state_bounds
+        )
+        unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        summed = np.bincount(inverse.ravel(), weights=prob, minlength=len(unique))
+        nxt, reward = nxt[first], reward[first]
+        terminal = nxt[:, 5] == 0
+        return source[first], summed, nxt, reward, terminal
+
+    def batch_to_move(self, states: np.ndarray) -> np.ndarray:
+        return states[:, 0]
+
+    def batch_legal(self, states: np.ndarray) -> np.ndarray:
+        legal = self._batch_rules.legal[states[:, 4], states[:, 5]].copy()
+        opening = states[:, 3] == 0
+        legal[opening] = False
+        legal[opening, ROLL] = True
+        return legal
+
+    def batch_observation(self, states: np.ndarray, player: int) -> np.ndarray:
+        own, other = (1, 2) if player == 0 else (2, 1)
+        return states[:, [own, other, 3, 4, 5]]
+
+    def batch_state_of(self, observations: np.ndarray, player: int) -> np.ndarray:
+        """`state_of` for an (n, 5) batch of valid observations (not checked)."""
+        observations = np.asarray(observations, np.int64)
+        own, other = observations[:, 0], observations[:, 1]
+        first, second = (own, other) if player == 0 else (other, own)
+        movers = np.full(len(observations), player)
+        return np.column_stack((movers, first, second, observations[:, 2:]))
 
     # -- views ---------------------------------------------------------------------------------
     def observation(self, state: DuelState, player: int) -> tuple[int, ...]:
@@ -281,6 +369,43 @@ class TenThousandDuel:
             return turn_rule.batch(rows[:, 2:])
 
         return Rule.from_batch(batch, name)
+
+
+class _BatchRules:
+    """The solitaire turn's rules as arrays, for `TenThousandDuel`'s batch rules: the same
+    tables `TenThousand` plays from (its moves and roll tables), laid out for numpy."""
+
+    def __init__(self, turn: TenThousand) -> None:
+        shape = (len(CONFIGS), 6, len(ACTION_NAMES))
+        self.chips_back = np.zeros(shape, np.int64)
+        self.dice_back = np.zeros(shape, np.int64)
+        self.legal = np.zeros(shape, bool)
+        for config_index, config in enumerate(CONFIGS):
+            for n in range(1, 6):
+                self.legal[config_index, n, [STOP, ROLL]] = True
+                for action, (chips, dice) in turn.moves(config, n).items():
+                    self.chips_back[config_index, n, action] = chips
+                    self.dice_back[config_index, n, action] = dice
+                    self.legal[config_index, n, action] = True
+        # Per number of dice: each configuration's probability, chips scored, dice left (-1
+        # for no score) and the configuration kept (0 when every die scored: hot dice).
+        self.rolls = {}
+        for n in range(1, 6):
+            prob, gain, left, kept = [], [], [], []
+            for p, config in turn.roll_table(n):
+                after = turn.after_roll(0, n, config)
+                prob.append(p)
+                gain.append(0 if after is None else after[0])
+                left.append(-1 if after is None else n - scoring_dice(config))
+                kept.append(0 if after is None else after[1])
+            self.rolls[n] = tuple(np.array(column) for column in (prob, gain, left, kept))
+
+    def given_back(self, config_index: np.ndarray, dice: np.ndarray, action: int):
+        """(chips, dice) that `action` gives back at each position: 0 for a stop or a roll
+        (an illegal action plays as a roll)."""
+        return self.chips_back[config_index, dice, action], self.dice_back[
+            config_index, dice, action
+        ]
 
 
 # Turn positions are counted exactly up to this turn score; past it, each chip adds as many
