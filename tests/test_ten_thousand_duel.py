@@ -4,10 +4,12 @@ solve as worked by hand."""
 from __future__ import annotations
 
 import functools
+from collections import Counter
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from scipy.stats import chisquare
 
 import baselines
 import dice_envs
@@ -289,3 +291,37 @@ def test_the_batch_rules_are_the_rules(goal, allowed_moves):
         movers = states[states[:, 0] == player]
         mine = duel.batch_observation(movers, player)
         np.testing.assert_array_equal(duel.batch_state_of(mine, player), movers)
+
+
+def test_the_batch_sampler_throws_as_sample_step_and_follows_the_rules():
+    """Row by row, the same uniform gives `sample_step`'s next state, reward and end; and the
+    draws of a few (state, action) pairs fit `transitions` (chi-square)."""
+    duel = TenThousandDuel(400, ["5", "1", "11", "t2", "t5"])
+    states = np.array(list(reachable_states(duel)), dtype=np.int64)
+    rng = np.random.default_rng(3)
+    picks = states[rng.integers(len(states), size=4000)]
+    actions = rng.integers(duel.num_actions, size=len(picks))  # illegal ones play as rolls
+    uniforms = rng.random(len(picks))
+    after, reward, terminal = duel.batch_sample_step(picks, actions, uniforms)
+    for i, (state, action, u) in enumerate(zip(picks.tolist(), actions, uniforms, strict=True)):
+        expected = duel.sample_step(tuple(state), int(action), lambda u=u: u)[:3]
+        assert (tuple(after[i].tolist()), reward[i], terminal[i]) == expected
+    draws = 20_000
+    give_back = next(s for s in map(tuple, states.tolist()) if len(duel.legal_actions(s)) > 3)
+    near_goal = (0, 1, 6, 5, 0, 5)  # hot dice at 5 chips, 2 short of the goal: most rolls win
+    pairs = [
+        (give_back, duel.legal_actions(give_back)[-1]),
+        ((1, 7, 2, 0, 0, 5), 0),
+        (near_goal, 1),
+    ]
+    for state, action in pairs:
+        assert duel.validate_state(state) == state
+        after, reward, _ = duel.batch_sample_step(
+            np.tile(state, (draws, 1)), np.full(draws, action), rng.random(draws)
+        )
+        seen = Counter(map(tuple, np.column_stack((after, reward)).tolist()))
+        expected = {(*nxt, r): p for p, nxt, r, _ in duel.transitions(state, action)}
+        assert set(seen) <= set(expected)
+        keys = list(expected)
+        observed = [seen[k] for k in keys]
+        assert chisquare(observed, [expected[k] * draws for k in keys]).pvalue > 1e-4

@@ -215,14 +215,8 @@ class TenThousandDuel:
         parts = []
         held = rows[stopping]
         if len(held):
-            m, k = mover[held], tau[held]
-            banked = np.column_stack(
-                (1 - m, first[held] + k * (m == 0), second[held] + k * (m == 1))
-            )
-            fresh = np.broadcast_to(FRESH, (len(held), 3))
-            parts.append(
-                (held, np.ones(len(held)), np.hstack((banked, fresh)), np.zeros(len(held)))
-            )
+            banked = _banked(mover[held], first[held], second[held], tau[held])
+            parts.append((held, np.ones(len(held)), banked, np.zeros(len(held))))
         rolled = rows[~stopping]
         given_chips, given_dice = rules.given_back(config_index[rolled], dice[rolled], action)
         start, thrown = tau[rolled] - given_chips, dice[rolled] + given_dice
@@ -233,28 +227,57 @@ class TenThousandDuel:
             prob, gain, left, kept = rules.rolls[n]
             count = len(src)
             src = np.repeat(src, len(prob))
-            m, a, b = mover[src], first[src], second[src]
             new_tau = np.repeat(start[thrown == n], len(prob)) + np.tile(gain, count)
-            left_n, config_n = np.tile(left, count), np.tile(kept, count)
-            bust = left_n < 0
-            won = ~bust & (np.where(m == 0, a, b) + new_tau >= self.goal_chips)
-            going = ~bust & ~won
-            hot = left_n == 0
-            # A bust hands fresh dice over; a win ends with the goal banked and no dice.
-            nxt = np.column_stack(
-                (
-                    np.where(bust, 1 - m, m),
-                    np.where(won & (m == 0), self.goal_chips, a),
-                    np.where(won & (m == 1), self.goal_chips, b),
-                    np.where(going, new_tau, 0),
-                    np.where(going & ~hot, config_n, 0),
-                    np.where(bust | (going & hot), 5, np.where(won, 0, left_n)),
-                )
+            nxt, reward = self._batch_landed(
+                mover[src],
+                first[src],
+                second[src],
+                new_tau,
+                np.tile(left, count),
+                np.tile(kept, count),
             )
-            reward = (won & (m == 0)).astype(float)
             parts.append((src, np.tile(prob, count), nxt, reward))
         source, prob, nxt, reward = (np.concatenate(c) for c in zip(*parts, strict=True))
         return self._merge_rows(source, prob, nxt, reward)
+
+    def batch_sample_step(self, states: np.ndarray, actions: np.ndarray, uniforms: np.ndarray):
+        """One step of every row of `states` ((n, 6) ints), the dice thrown with `uniforms`
+        (one in [0, 1) a row, as `sample_step`'s `uniform()`): (next states, player 0's
+        rewards, terminal). The same law as `batch_transitions` (a chi-square test)."""
+        rules = self._batch_rules
+        mover, first, second, tau, config_index, dice = np.asarray(states, np.int64).T
+        actions = np.asarray(actions, np.int64)
+        stopping = (actions == STOP) & (tau > 0)
+        given_chips, given_dice = rules.given_back(config_index, dice, actions)
+        start, thrown = tau - given_chips, dice + given_dice
+        # Each row's roll: one of the 6**n equally likely ordered rolls of its n dice.
+        rolled = (np.asarray(uniforms) * 6.0 ** np.maximum(thrown, 1)).astype(np.int64)
+        outcome = rules.ordered[np.maximum(thrown, 1), rolled]
+        gain, left, kept = (rules.flat[column][outcome] for column in ("gain", "left", "kept"))
+        nxt, reward = self._batch_landed(mover, first, second, start + gain, left, kept)
+        held = np.flatnonzero(stopping)
+        nxt[held] = _banked(mover[held], first[held], second[held], tau[held])
+        reward[held] = 0.0
+        return nxt, reward, nxt[:, 5] == 0
+
+    def _batch_landed(self, mover, first, second, new_tau, left, kept):
+        """(next states, player 0's rewards) after rolls that reached turn score `new_tau` with
+        `left` dice left (-1: no scoring die) and configuration `kept` (0 on hot dice)."""
+        bust = left < 0
+        won = ~bust & (np.where(mover == 0, first, second) + new_tau >= self.goal_chips)
+        going = ~bust & ~won
+        # A bust hands fresh dice over; a win ends with the goal banked and no dice.
+        nxt = np.column_stack(
+            (
+                np.where(bust, 1 - mover, mover),
+                np.where(won & (mover == 0), self.goal_chips, first),
+                np.where(won & (mover == 1), self.goal_chips, second),
+                np.where(going, new_tau, 0),
+                np.where(going, kept, 0),
+                np.where(bust | (going & (left == 0)), 5, np.where(won, 0, left)),
+            )
+        )
+        return nxt, (won & (mover == 0)).astype(float)
 
     def _merge_rows(self, source, prob, nxt, reward):
         """Rows of one source with the same next state summed (hot dice reached by two
@@ -371,6 +394,15 @@ class TenThousandDuel:
         return Rule.from_batch(batch, name)
 
 
+def _banked(mover: np.ndarray, first: np.ndarray, second: np.ndarray, tau: np.ndarray):
+    """The states after the movers of a batch stop: the turn score banked, the other
+    player's turn with fresh dice."""
+    fresh = np.broadcast_to(FRESH, (len(mover), 3))
+    return np.column_stack(
+        (1 - mover, first + tau * (mover == 0), second + tau * (mover == 1), fresh)
+    )
+
+
 class _BatchRules:
     """The solitaire turn's rules as arrays, for `TenThousandDuel`'s batch rules: the same
     tables `TenThousand` plays from (its moves and roll tables), laid out for numpy."""
@@ -399,8 +431,20 @@ class _BatchRules:
                 left.append(-1 if after is None else n - scoring_dice(config))
                 kept.append(0 if after is None else after[1])
             self.rolls[n] = tuple(np.array(column) for column in (prob, gain, left, kept))
+        # For sampling: the outcomes of every number of dice in one table each ("gain",
+        # "left", "kept"), and `ordered[n, r]`, the outcome of the r-th ordered roll of n dice.
+        offsets = np.cumsum([0] + [len(self.rolls[n][0]) for n in range(1, 6)])
+        self.flat = {
+            name: np.concatenate([self.rolls[n][i] for n in range(1, 6)])
+            for i, name in ((1, "gain"), (2, "left"), (3, "kept"))
+        }
+        self.ordered = np.zeros((6, 6**5), np.int64)
+        for n in range(1, 6):
+            where = {config: offsets[n - 1] + i for i, (_, config) in enumerate(turn.roll_table(n))}
+            for r in range(6**n):
+                self.ordered[n, r] = where[turn.throw(n, lambda r=r, n=n: (r + 0.5) / 6**n)[1]]
 
-    def given_back(self, config_index: np.ndarray, dice: np.ndarray, action: int):
+    def given_back(self, config_index: np.ndarray, dice: np.ndarray, action):
         """(chips, dice) that `action` gives back at each position: 0 for a stop or a roll
         (an illegal action plays as a roll)."""
         return self.chips_back[config_index, dice, action], self.dice_back[
