@@ -325,3 +325,17 @@ def test_the_batch_sampler_throws_as_sample_step_and_follows_the_rules():
         keys = list(expected)
         observed = [seen[k] for k in keys]
         assert chisquare(observed, [expected[k] * draws for k in keys]).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("kwargs", [{"goal": 300}, {"goal": 10_000, "allowed_moves": []}])
+def test_the_pettingzoo_race_passes_api_test_and_seed_test(kwargs):
+    """As the other two-player games' (tests/test_pettingzoo.py): no warning but
+    PettingZoo's own advice; at the full goal too (its opponents are the other agent)."""
+    from pettingzoo.test import api_test, seed_test
+    from test_pettingzoo import warnings_are_errors_but_pettingzoos_advice
+
+    from dice_envs.pettingzoo import env
+
+    with warnings_are_errors_but_pettingzoos_advice():
+        api_test(env("ten_thousand_duel", **kwargs), num_cycles=200)
+        seed_test(lambda: env("ten_thousand_duel", **kwargs), num_cycles=200)
