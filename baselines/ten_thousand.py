@@ -14,12 +14,15 @@ round-off.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
+from typing import Any
 
 import numpy as np
 
 from baselines.solvers import GridIndex, Solution, grid_solution
+from dice_envs.games.rule import Rule
 from dice_envs.games.ten_thousand import (
     ACTION_NAMES,
     CONFIG_INDEX,
@@ -101,6 +104,41 @@ def solve_ten_thousand(model: TenThousand) -> Solution:
     return grid_solution(roll_value[0, 5], q, legal, index, time.perf_counter() - start)
 
 
+# The solitaire turn the "crocce-mordecki" policy is solved on: any cap of 55 chips or more
+# has the uncapped optimum (stopping is optimal from 56 on, Lemma 4.3); above the cap, it stops.
+SOLITAIRE_CAP = 100
+
+
+@functools.cache
+def _solitaire_optimum(allowed_moves: tuple[str, ...]) -> Solution:
+    return solve_ten_thousand(TenThousand(allowed_moves, max_turn_score=SOLITAIRE_CAP))
+
+
+def crocce_mordecki_policy(model: Any) -> Rule:
+    """Crocce and Mordecki's optimal solitaire turn, played in the race: maximises the turn's
+    expected score whatever the banked scores (ties to the lowest-numbered action), asked on
+    the turn's part of the race's observation (the policy "crocce-mordecki", entry point
+    `dice_envs.policies`)."""
+    turn = getattr(model, "turn", None)
+    if not isinstance(turn, TenThousand) or "turn score" not in model.observation_names:
+        raise ValueError(
+            "crocce-mordecki is a policy of the Ten Thousand race (its turn is solitaire Ten "
+            f"Thousand's); {model!r} is not that race"
+        )
+    solution = _solitaire_optimum(turn.allowed_moves)
+    start = model.observation_names.index("turn score")
+
+    def batch(observations: np.ndarray) -> np.ndarray:
+        rows = np.asarray(observations, dtype=np.int64).reshape(-1, len(model.observation_names))
+        turns = rows[:, start : start + 3].copy()
+        np.minimum(turns[:, 0], SOLITAIRE_CAP, out=turns[:, 0])  # past 55 chips it stops
+        index = solution.indices_of(turns)
+        # A grid asked whole holds observations no position has: any action does there.
+        return np.where(index >= 0, solution.policy[np.maximum(index, 0)], ROLL)
+
+    return Rule.from_batch(batch, "crocce-mordecki")
+
+
 # The paper's Table 6 columns: a heading and the positions (configuration, dice in hand) it
 # covers; "other" means every configuration with a single scoring combination.
 TABLE_6_COLUMNS = [
@@ -155,4 +193,9 @@ def _single(config, n: int) -> bool:
     return f + o + (t != 0) == 1 and scoring_dice(config) + n <= 5
 
 
-__all__ = ["critical_threshold", "policy_table", "solve_ten_thousand"]
+__all__ = [
+    "critical_threshold",
+    "crocce_mordecki_policy",
+    "policy_table",
+    "solve_ten_thousand",
+]

@@ -115,7 +115,9 @@ def two_player_optimal_policy(model: TwoPlayerModel) -> np.ndarray:
             "two-player-optimal is the optimum of an alternating game; a simultaneous game's "
             'is "equilibrium"'
         )
-    return two_player_optimum(model).probabilities()
+    solution = two_player_optimum(model)
+    over_grid = getattr(solution, "probabilities", None)  # a race too large for a grid: asked
+    return over_grid() if over_grid is not None else solution.batched_policy()
 
 
 def two_player_optimum(model: TwoPlayerModel, method: str = "auto") -> TwoPlayerSolution:

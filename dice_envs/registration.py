@@ -540,6 +540,17 @@ def _ten_thousand_tables(kwargs: dict[str, Any]) -> str | None:
     return _rows_over_limit("max_turn_score", cap, (cap + 25) * 45 * 6 * 15 * 46, "an upper bound")
 
 
+def _ten_thousand_duel_tables(kwargs: dict[str, Any]) -> str | None:
+    from dice_envs.games.ten_thousand_duel import TenThousandDuel
+
+    goal = kwargs.get("goal", 10_000)
+    try:
+        model = TenThousandDuel(goal, kwargs.get("allowed_moves"))
+    except (TypeError, ValueError):
+        return None  # the model's own check names a bad value
+    return _rows_over_limit("goal", goal, model.table_size().rows, "both seats' positions")
+
+
 def _yahtzee_tables(kwargs: dict[str, Any]) -> str | None:
     from dice_envs.games.yahtzee import NUM_BOXES, REGISTRY_TABLE_BOXES
 
@@ -614,6 +625,23 @@ register_game(
     policies=["stop-at-6", "stop-at-10", "stop-at-20"],
     tables_refused=_ten_thousand_tables,
     solver="baselines.ten_thousand:solve_ten_thousand",
+)
+register_game(
+    "dice_envs/TenThousandDuel-v0",
+    "dice_envs.games.ten_thousand_duel:TenThousandDuelVersus",
+    [
+        {"goal": 300},
+        {"goal": 250, "allowed_moves": [], "opponent": "stop-at-4", "agent_starts": False},
+        {"goal": 200, "opponent": "two-player-optimal"},
+    ],
+    summary="competitive Ten Thousand: the race to 10,000 points, each turn Crocce and "
+    "Mordecki's, against their optimal solitaire turn, win = 1",
+    references=[CROCCE_MORDECKI],
+    policies=["crocce-mordecki", "stop-at-20", "two-player-optimal"],
+    tables_refused=_ten_thousand_duel_tables,
+    structure_solver="baselines.ten_thousand_duel:solve_race_fold",
+    two_player_solver="baselines.ten_thousand_duel:race_optimum",
+    cost="dice_envs.costs:ten_thousand_duel",
 )
 register_game(
     "dice_envs/PigSolitaire-v0",

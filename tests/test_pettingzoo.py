@@ -54,7 +54,7 @@ def warnings_are_errors_but_pettingzoos_advice():
 
 
 def test_every_two_player_game_has_an_aec_env():
-    assert names() == ("pig", "two_dice_pig", "hog")
+    assert names() == ("pig", "ten_thousand_duel", "two_dice_pig", "hog")
     assert isinstance(env("pig").unwrapped.model, Pig)
     assert isinstance(env("two_dice_pig").unwrapped.model, TwoDicePig)
     assert isinstance(raw_env("hog").model, Hog)
@@ -270,7 +270,9 @@ def test_first_player_and_seeds():
 
 
 def test_bad_arguments_and_actions_raise_clear_errors():
-    with pytest.raises(ValueError, match="name must be one of pig, two_dice_pig, hog"):
+    with pytest.raises(
+        ValueError, match="name must be one of pig, ten_thousand_duel, two_dice_pig, hog"
+    ):
         env("chess")
     with pytest.raises(ValueError, match="first_player must be"):
         env("pig", first_player="player_2")

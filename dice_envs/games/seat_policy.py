@@ -8,6 +8,7 @@ observation at a time as play reaches it.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping
 
@@ -25,6 +26,7 @@ from dice_envs.games.policy_forms import (
     name_plugins,
     seat_solution,
 )
+from dice_envs.games.rule import Rule
 
 # A batched opponent is asked once on the whole grid (and kept as a table) up to this many
 # observations.
@@ -124,7 +126,7 @@ def seat_policy(model: TwoPlayerModel, spec: object) -> Policy:
 def _seat_policy(model: TwoPlayerModel, asked: BatchedPolicy) -> Policy:
     nvec, actions = tuple(int(n) for n in model.observation_nvec), model.num_actions
     lazy = asked.per_observation or not asked.whole_grid
-    if lazy or int(np.prod(nvec)) > BATCHED_GRID_LIMIT:
+    if lazy or math.prod(nvec) > BATCHED_GRID_LIMIT:  # math.prod: no int64 overflow
         return Policy(actions, asked=asked, model=model, name=asked.name)
     if asked.table is not None:  # the table itself, in the grid's order
         cells = int(np.prod(nvec))
@@ -220,15 +222,23 @@ def _solved(model: TwoPlayerModel, name: str) -> object:
     return plugin.load()(model)
 
 
-def named_table(model: TwoPlayerModel, name: str) -> np.ndarray | None:
+def named_table(model: TwoPlayerModel, name: str) -> np.ndarray | Rule | None:
     """The named policy `name` of a two-player (or simultaneous) model over its observation
-    grid: a table of actions where it is deterministic, else of action probabilities; None for
-    a name the model does not know. Its own optimum ("two-player-optimal", or "equilibrium"
+    grid: a table of actions where it is deterministic, else of action probabilities (a `Rule`
+    asked in batches where the grid is too large to tabulate); None for a name the model does
+    not know. Its own optimum ("two-player-optimal", or "equilibrium"
     for simultaneous moves) comes from the package that registers it under the
     `dice_envs.policies` entry points (baselines)."""
     if name != seat_solution(model) and model.named_policy(name) is None:
         return None
-    table = seat_policy(model, name).table
+    seat = seat_policy(model, name)
+    if seat.table is None:  # a grid too large to tabulate: the policy asked in batches
+        width = len(model.observation_nvec)
+        return Rule.from_batch(
+            lambda obs: seat.batch_probs(np.asarray(obs, dtype=np.int64).reshape(-1, width)),
+            name,
+        )
+    table = seat.table
     actions = table.argmax(axis=-1)
     return actions if np.all(table.max(axis=-1) == 1.0) else table
 

@@ -253,28 +253,44 @@ class TenThousand:
             return (ROLL,)
         return (STOP, ROLL, *self._moves[(CONFIGS[config_index], n)])
 
-    def _resolve(self, state: TTState, action: int) -> tuple[int, int]:
-        """(turn score, dice) that the action rolls from; illegal actions play as a roll."""
+    def rolled_from(self, state: TTState, action: int) -> tuple[int, int]:
+        """(turn score, dice) that a roll or a give-back action at `state` rolls from (what
+        is given back leaves the turn score); an illegal action plays as a roll."""
         tau, config_index, n = state
         move = self._moves[(CONFIGS[config_index], n)].get(action)
         if move is None:
             return tau, n
         return tau - move[0], n + move[1]
 
-    def _after_roll(self, tau: int, n: int, config: Config) -> tuple[TTState, float, bool]:
+    @staticmethod
+    def after_roll(tau: int, n: int, config: Config) -> TTState | None:
+        """The position after a roll of `n` dice from turn score `tau` shows `config`: its
+        scoring dice set aside and scored, five fresh dice when all of them scored (hot dice);
+        None when no die scored (the turn is lost)."""
         if config == NO_CONFIG:
-            return (tau, 0, 0), 0.0, True
+            return None
         tau += score(config)
         left = n - scoring_dice(config)
-        state = (tau, 0, 5) if left == 0 else (tau, CONFIG_INDEX[config], left)
-        if tau > self.max_turn_score:
-            return state, float(tau), True
+        return (tau, 0, 5) if left == 0 else (tau, CONFIG_INDEX[config], left)
+
+    @staticmethod
+    def throw(n: int, uniform: Callable[[], float]) -> tuple[tuple[int, ...], Config]:
+        """`n` dice thrown with one `uniform()` (one of the 6**n equally likely ordered rolls)
+        and their configuration."""
+        return _ROLLS[n][int(uniform() * 6**n)]
+
+    def _after_roll(self, tau: int, n: int, config: Config) -> tuple[TTState, float, bool]:
+        state = self.after_roll(tau, n, config)
+        if state is None:
+            return (tau, 0, 0), 0.0, True
+        if state[0] > self.max_turn_score:
+            return state, float(state[0]), True
         return state, 0.0, False
 
     def transitions(self, state: TTState, action: int) -> list[Transition]:
         if action == STOP and state[0] > 0:
             return [Transition(1.0, state, float(state[0]), True)]
-        tau, n = self._resolve(state, action)
+        tau, n = self.rolled_from(state, action)
         return [
             Transition(prob, *self._after_roll(tau, n, config))
             for prob, config in self._roll_tables[n]
@@ -286,9 +302,8 @@ class TenThousand:
         """Throw the dice with `uniform()`: the same law as `transitions` (a test checks)."""
         if action == STOP and state[0] > 0:
             return state, float(state[0]), True, {"dice": []}
-        tau, n = self._resolve(state, action)
-        # One uniform picks one of the 6**n equally likely ordered rolls.
-        dice, config = _ROLLS[n][int(uniform() * 6**n)]
+        tau, n = self.rolled_from(state, action)
+        dice, config = self.throw(n, uniform)
         next_state, reward, terminal = self._after_roll(tau, n, config)
         return next_state, reward, terminal, {"dice": list(dice)}
 

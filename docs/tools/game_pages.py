@@ -100,10 +100,11 @@ def optimum_table(env_ids=None, *, with_id: bool = True) -> str:
     measure its residual). `with_id=False` leaves out the id column (a game's own page)."""
     rows = []
     for env_id in registry_ids() if env_ids is None else env_ids:
-        if not GAMES[env_id].tables:
+        entry = GAMES[env_id]
+        structured = entry.hook("structure_solver") is not None
+        if not entry.tables or structured and entry.tables_refused({}) is not None:
             rows.append(_structure_row(env_id, {}))
             continue
-        entry = GAMES[env_id]
         methods = ["generic"] + (["specialised"] if entry.solver is not None else [])
         rows_of = entry.hook("solver_rows")
         if rows_of is not None and rows_of(make_model(env_id)) > baselines.TABLE_ROWS_LIMIT:
@@ -144,7 +145,7 @@ def _structure_row(env_id: str, kwargs: dict) -> list[object]:
     return [
         f"`{env_id}`",
         repr(make_model(env_id, **kwargs)),
-        solution.num_states,
+        getattr(solution, "num_states", "not counted"),
         f"{solution.value:.6f}",
         "structure-aware",
         f"{solution.seconds * 1000:.1f} ms",
@@ -196,7 +197,12 @@ def heuristic_table(env_ids=None, *, with_id: bool = True) -> str:
     rows = []
     for env_id in registry_ids() if env_ids is None else env_ids:
         for name in GAMES[env_id].policies:
-            score = named_policy_evaluation(env_id, name)
+            try:
+                score = named_policy_evaluation(env_id, name)
+            except ValueError:  # tables refused and no structure-aware evaluator: say so
+                shown = "not evaluated (no tables at the defaults, no evaluator without them)"
+                rows.append([f"`{env_id}`", name, shown, "", "", "", ""])
+                continue
             rows.append(
                 [
                     f"`{env_id}`",
