@@ -371,3 +371,17 @@ def test_the_pettingzoo_race_passes_api_test_and_seed_test(kwargs):
     with warnings_are_errors_but_pettingzoos_advice():
         api_test(env("ten_thousand_duel", **kwargs), num_cycles=200)
         seed_test(lambda: env("ten_thousand_duel", **kwargs), num_cycles=200)
+
+
+def test_random_mixes_the_legal_actions_evenly():
+    """Self-play's first opponent: 1/k on each of the k legal actions of a decision."""
+    duel = TenThousandDuel(500)
+    states = np.array(list(reachable_states(duel)), dtype=np.int64)
+    states = states[states[:, 0] == 0]
+    observations = duel.batch_observation(states, 0)
+    probabilities = duel.named_policy("random").batch(observations)
+    legal = duel.batch_legal(states)
+    assert np.allclose(probabilities, legal / legal.sum(axis=1, keepdims=True), atol=0)
+    assert 2 in legal.sum(axis=1) and legal.sum(axis=1).max() > 2
+    score = baselines.evaluate("random", DUEL, goal=500)
+    assert 0.35 < score.value < 0.43  # 0.39065

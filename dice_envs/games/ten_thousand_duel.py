@@ -110,11 +110,12 @@ class TenThousandDuel:
         "configuration",
         "dice to roll",
     )
-    policy_names = ("crocce-mordecki", "stop-at-K")
+    policy_names = ("crocce-mordecki", "stop-at-K", "random")
     policy_descriptions = {
         "crocce-mordecki": "Crocce and Mordecki's optimal solitaire turn: maximises the turn's "
         "expected score, whatever the banked scores (baselines.ten_thousand)",
         "stop-at-K": "rolls, never giving dice back, until the turn score reaches K chips",
+        "random": "each legal action with the same probability",
     }
     picture_size = (5, 3)
 
@@ -385,7 +386,10 @@ class TenThousandDuel:
     def named_policy(self, name: str) -> Rule | None:
         """stop-at-K (K chips, as `dice_envs/TenThousand-v0`'s) on the turn's part of the
         observation; "crocce-mordecki" comes from `baselines` (entry point
-        `dice_envs.policies`), as the two-player optimum does."""
+        `dice_envs.policies`), as the two-player optimum does; "random" mixes the legal
+        actions evenly (self-play's first opponent)."""
+        if name == "random":
+            return Rule.from_batch(self._random_batch, name)
         turn_rule = self.turn.named_policy(name)
         if turn_rule is None:
             return None
@@ -395,6 +399,12 @@ class TenThousandDuel:
             return turn_rule.batch(rows[:, 2:])
 
         return Rule.from_batch(batch, name)
+
+    def _random_batch(self, observations: np.ndarray) -> np.ndarray:
+        rows = np.asarray(observations, np.int64).reshape(-1, 5)
+        legal = self.batch_legal(self.batch_state_of(rows, 0)).astype(np.float64)
+        legal[legal.sum(axis=1) == 0, ROLL] = 1.0  # no decision there: a roll, as elsewhere
+        return legal / legal.sum(axis=1, keepdims=True)
 
 
 def _banked(mover: np.ndarray, first: np.ndarray, second: np.ndarray, tau: np.ndarray):
