@@ -88,10 +88,10 @@ class TenThousandDuel:
     - `opponent="crocce-mordecki"`: `"crocce-mordecki"` (the optimal solitaire turn of
       Crocce and Mordecki, maximising the turn's expected score, whatever the scores;
       supplied by `baselines`), `"stop-at-K"` (rolls, never giving back, until the turn score
-      reaches K chips), `"two-player-optimal"` (the two-player optimum, supplied by
-      `baselines`), or any policy form of `dice_envs.policies` on the opponent's own
-      observation (a batched callable is asked in batches; a table over the grid only fits
-      small goals).
+      reaches K chips), `"random"` (each legal action evenly), `"two-player-optimal"` (the
+      two-player optimum, supplied by `baselines`), or any policy form of
+      `dice_envs.policies` on the opponent's own observation (a batched callable is asked in
+      batches; a table over the grid only fits small goals).
     - `agent_starts=None`: None flips a fair coin per episode; True or False fixes who starts.
     - `render_mode=None`: `"ansi"` (one line of text), `"rgb_array"` (the dice and scores) or
       `"human"` (that picture in a pygame window).
