@@ -89,6 +89,25 @@ def test_self_play_ppo_trains_against_its_pool_and_resumes_bit_for_bit(tmp_path)
     assert all(np.array_equal(parameters[0][k], parameters[1][k]) for k in parameters[0])
 
 
+def test_self_play_ppo_starts_against_random_where_it_is_a_batched_rule(tmp_path):
+    """The Ten Thousand race's named policies are batched rules: self-play PPO tabulates
+    "random" as its first opponent (and refuses a grid too large to tabulate, by name)."""
+    from dice_envs.games.ten_thousand_duel import TenThousandDuel
+    from training.ppo import random_table
+
+    duel = TenThousandDuel(300)
+    table = random_table(duel)
+    grid = np.indices(duel.observation_nvec).reshape(5, -1).T
+    assert np.allclose(table.reshape(len(grid), -1), duel.named_policy("random").batch(grid))
+    with pytest.raises(ValueError, match="too large to tabulate"):
+        random_table(TenThousandDuel(10_000))
+    config = load_config(CONFIGS / "ten_thousand_duel" / "selfplay_ppo.yaml")
+    config = small(config, 512, 256, **TINY_PPO)
+    config["env_kwargs"]["goal"] = 300
+    result = run(config, seed=1, root=tmp_path)
+    assert -1e-12 <= result["exploitability"] <= 0.5
+
+
 def _parameters(path):
     from sb3_contrib import MaskablePPO
 

@@ -28,6 +28,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
 import dice_envs  # noqa: F401  (registers the ids)
 from dice_envs.envs.sb3 import DiceSB3VecEnv
 from dice_envs.files import atomic_write_bytes
+from dice_envs.games.seat_policy import named_table
 from training.streams import RunStreams, generator, numpy_global_seed, seed_env, torch_seed
 
 OWN_KEYS = ("n_envs", "obs_encoding", "reward_scale", "masked", "vec_env")
@@ -124,6 +125,21 @@ def observation_scale(env_id: str, env_kwargs: dict[str, Any]) -> np.ndarray:
     space = gym.make(env_id, **env_kwargs).observation_space
     nvec = np.atleast_1d(space.nvec if isinstance(space, spaces.MultiDiscrete) else space.n)
     return np.maximum(nvec - 1, 1).astype(np.float32)
+
+
+def random_table(game: Any) -> np.ndarray:
+    """The two-player model's named policy "random" as a table over its observation grid
+    (self-play's first opponent); a model whose own named policy is a batched rule is
+    tabulated here."""
+    table = game.named_policy("random")
+    if not isinstance(table, np.ndarray):
+        table = named_table(game, "random")
+    if not isinstance(table, np.ndarray):
+        raise ValueError(
+            "self-play PPO keeps its opponents as tables over the observation grid, and this "
+            "game's grid is too large to tabulate: choose smaller game arguments"
+        )
+    return table
 
 
 def make_vec_env(config: dict[str, Any], streams: RunStreams) -> VecEnv:
@@ -377,7 +393,7 @@ class SelfPlayPPOAgent(PPOAgent):
         self.scorer = scorer
         self.pool_size = config["selfplay"]["pool"]
         self.stochastic_pool = config["selfplay"].get("policies") == "stochastic"
-        self.pool: list[np.ndarray] = [scorer.game.named_policy("random")]
+        self.pool: list[np.ndarray] = [random_table(scorer.game)]
         self.pool_rng = generator(streams.exploration)
         self.opponent = self.pool[0]
         super().__init__(self._with_opponent(config, self.opponent), streams, masked)
