@@ -226,7 +226,8 @@ def plot_losses(
                 norm=PowerNorm(0.5, vmin=0.0),
             )  # fmt: skip
             rest = f", summed over {', '.join(names[2:])}" if len(names) > 2 else ""
-            bar = fig.colorbar(image, ax=ax, label=f"value lost there\n(square-root scale{rest})")
+            scale = textwrap.fill(f"(square-root scale{rest})", 36)
+            bar = fig.colorbar(image, ax=ax, label=f"value lost there\n{scale}")
             # Each tick its own number: a shared "1e-5" multiplier sits on the panel's title.
             bar.ax.yaxis.set_major_formatter(StrMethodFormatter("{x:.2g}"))
             ax.set(xlabel=names[0], ylabel=names[1])
@@ -234,7 +235,7 @@ def plot_losses(
             _integer_axis(ax.yaxis)
         ax.set_title(heading, fontsize=9)
     fig.suptitle(textwrap.fill(title, 55 * len(panels)), fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.95))  # the title above the panels' own
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
@@ -299,7 +300,8 @@ def plot_error_maps(
             )  # fmt: skip
             ax.set_facecolor("0.85")  # cells of no state: grey
             rest = f"; mean over {', '.join(names[2:])}" if len(names) > 2 else ""
-            bar = fig.colorbar(image, ax=ax, label=f"{units}\n(symlog scale{rest})")
+            scale = textwrap.fill(f"(symlog scale{rest})", 44)
+            bar = fig.colorbar(image, ax=ax, label=f"{units}\n{scale}")
             bar.set_ticks(ticks, labels=[f"{t:.2g}" for t in ticks])
             ax.set(xlabel=names[0], ylabel=names[1])
             _integer_axis(ax.xaxis)

@@ -1032,7 +1032,7 @@ def _plot_exploitability(
         ax.set_ylim(bottom=0.0, top=0.5)
         ax.xaxis.set_major_formatter(steps_formatter())
         ax.set(xlabel="environment steps", title=algo)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1)
     axes[0][0].set_ylabel("exploitability (exact, win probability)")
     lines = (
         f"{game}, {budget} budget: exploitability of the greedy policy (dashed: of the "
