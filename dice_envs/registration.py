@@ -640,6 +640,7 @@ register_game(
     policies=["crocce-mordecki", "stop-at-20", "two-player-optimal"],
     tables_refused=_ten_thousand_duel_tables,
     structure_solver="baselines.ten_thousand_duel:solve_race_fold",
+    structure_evaluator="baselines.ten_thousand_duel_evaluation:evaluate_race_policy",
     two_player_solver="baselines.ten_thousand_duel:race_optimum",
     cost="dice_envs.costs:ten_thousand_duel",
 )
