@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH := torch==2.13.0
 
-.PHONY: venv test verify docs docs-check demo solve train report bench examples install-check clean
+.PHONY: venv test verify docs docs-check demo solve race train report bench examples install-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -44,10 +44,16 @@ docs: venv
 	$(DOCS_BUILD)
 
 # The main job: the exact solutions, then the quick training sweep and its report.
-demo: solve train
+demo: race solve train
 
 solve: venv
 	$(BIN)/python -m docs.tools.solve
+
+# The Ten Thousand race's answer page (docs/results/ten_thousand_race.md, its figures): the
+# archive docs/results/ten_thousand_race.json filled where it is not yet (about an hour from
+# nothing: some 60 best responses at the full goal; a stopped run resumes), then the page.
+race: venv
+	$(BIN)/python -m docs.tools.ten_thousand_race --compute --write
 
 # The sweep trains into the run store runs/ (not committed); its planned runs are then archived
 # into docs/training/runs/quick/ (committed: configs, results, curves, timings, compressed

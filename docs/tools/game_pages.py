@@ -255,6 +255,17 @@ def game_page(env_id: str, sections: list[str] | tuple[str, ...] = ()) -> str:
     return "\n\n".join(parts).replace("](images/", "](../images/")
 
 
+# What the structure-aware solver of a game without tables computes, in a phrase.
+GENERIC_SOLVE = "gives the optimum"
+STRUCTURE_SOLVES = {
+    "dice_envs/Yahtzee-v0": "(backward induction over the turn-start states, each turn solved "
+    "inside) gives the optimal expected final score",
+    "dice_envs/TenThousandDuel-v0": "(the pairs of banked scores in decreasing order of their "
+    "sum, each pair's two-cycle by policy iteration, each turn by backward induction over the "
+    "turn total) gives the best response to the opponent",
+}
+
+
 def _structure_page(env_id: str, sections: list[str] | tuple[str, ...]) -> str:
     """The page of a game without tables: what it is, its rules and spaces, its optima (solved
     when the page is written), `sections`, its references; nothing read from tables."""
@@ -263,10 +274,9 @@ def _structure_page(env_id: str, sections: list[str] | tuple[str, ...]) -> str:
         "## Rules and spaces\n\n" + rules_text(env_id),
         "## The optimum\n\n"
         "The game is too large for tables ([architecture](../architecture.md)): its "
-        "structure-aware solver (backward induction over the turn-start states, each turn "
-        "solved inside) gives the optimal expected final "
-        "score, solved when this page was written; the time is that solve's, in the process "
-        "that wrote the page.\n\n" + structure_optimum_table(env_id),
+        f"structure-aware solver {STRUCTURE_SOLVES.get(env_id, GENERIC_SOLVE)}, solved when "
+        "this page was written; the time is that solve's, in the process that wrote the "
+        "page.\n\n" + structure_optimum_table(env_id),
         "## Named policies, evaluated exactly\n\n" + _structure_policies_text(env_id),
         *sections,
         "## References\n\n" + references_text(env_id),

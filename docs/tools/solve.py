@@ -40,6 +40,7 @@ from docs.tools.simultaneous_hog import simultaneous_hog_section
 from docs.tools.single_agent import D20_IMAGES, plot_d20, plot_sum_avoid
 from docs.tools.stopping import chow_robbins_section, die_and_cards_section
 from docs.tools.ten_thousand import ten_thousand_section
+from docs.tools.ten_thousand_race import game_page_section as race_section
 from docs.tools.yahtzee import YAHTZEE, yahtzee_sections
 
 PIG_FAMILY = (
@@ -73,6 +74,7 @@ def per_game_sections(images: Path, docs: Path) -> list[tuple[str, str, list[str
             [SIMULTANEOUS_HOG],
         ),
         *[(heading, text, [YAHTZEE]) for heading, text in yahtzee_sections(images)],
+        ("The race to 10,000, solved", race_section(), ["dice_envs/TenThousandDuel-v0"]),
     ]
 
 
