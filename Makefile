@@ -93,6 +93,7 @@ bench: venv
 	$(BIN)/python -m benchmarks.yahtzee
 	$(BIN)/python -m benchmarks.sampled_gap
 	$(BIN)/python -m benchmarks.against_base --base $(BENCH_BASE)
+	$(BIN)/python -m benchmarks.ten_thousand_duel --cold --out docs
 	$(BIN)/python -m benchmarks.sizes --write
 
 # `pip install .` (not editable) into a fresh virtual environment in a temp folder, checked
