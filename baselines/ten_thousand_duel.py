@@ -25,7 +25,7 @@ goal): a pair's turn is recomputed on demand from the win probabilities (`RaceSo
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -915,27 +915,6 @@ def solitaire_turn_value(
     return float(r[0, 5]), r
 
 
-def turn_policy(solitaire: Callable[[np.ndarray], np.ndarray]) -> Rule:
-    """A policy of the solitaire turn (asked on (k, 3) observations: turn total, configuration,
-    dice) played in the race: it sees the last three entries of the race's observation."""
-    return batched(lambda observations: solitaire(np.asarray(observations)[:, 2:]), "turn")
-
-
-def stop_at(threshold: int) -> Rule:
-    """stop-at-K of `TenThousand-v0` in the race: roll (never giving back) until the turn
-    total reaches `threshold` chips."""
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, np.integer)):
-        raise ValueError(f"threshold must be an integer >= 1, got {threshold!r}")
-    if threshold < 1:
-        raise ValueError(f"threshold must be an integer >= 1, got {threshold!r}")
-
-    def policy(observations: np.ndarray) -> np.ndarray:
-        tau = np.asarray(observations)[:, 2]
-        return np.where((tau > 0) & (tau >= threshold), STOP, ROLL)
-
-    return batched(policy, f"stop-at-{threshold}")
-
-
 __all__ = [
     "RaceSolution",
     "RaceTables",
@@ -944,8 +923,6 @@ __all__ = [
     "solitaire_turn_value",
     "solve_race",
     "solve_seats",
-    "stop_at",
-    "turn_policy",
     "turn_tables",
 ]
 

@@ -15,15 +15,24 @@ from baselines.ten_thousand_duel import (
     solitaire_turn_value,
     solve_race,
     solve_seats,
-    stop_at,
-    turn_policy,
     turn_tables,
 )
 from dice_envs.games.rule import Rule
 from dice_envs.games.ten_thousand import CONFIG_INDEX, CONFIGS, MOVE_ACTION, STOP, TenThousand
+from dice_envs.games.ten_thousand_duel import TenThousandDuel
 from dice_envs.policies import BatchedPolicy, batched
 
 NUM_ACTIONS = 15
+
+
+def stop_at(threshold: int) -> Rule:
+    """The race's own stop-at-K (its model's named policy; it reads the turn alone)."""
+    return TenThousandDuel(10_000).named_policy(f"stop-at-{threshold}")
+
+
+def turn_policy(solitaire):
+    """A policy of the solitaire turn asked on the turn's part of the race's observation."""
+    return batched(lambda observations: solitaire(np.asarray(observations)[:, 2:]))
 
 
 class BruteForce:
@@ -310,8 +319,6 @@ def test_bad_arguments_are_named():
         solve_race(4).action_values_batch(np.array([[0, 0, 9, 0, 5]]))
     with pytest.raises(ValueError, match="observations"):
         solve_race(4).action_values_batch(np.array([[0, 0, 1, CONFIG_INDEX[(0, 3, 0)], 5 - 3 + 1]]))
-    with pytest.raises(ValueError, match="threshold"):
-        stop_at(0)
     with pytest.raises(ValueError, match="policy must answer"):
         evaluate_race(4, lambda obs, masks: np.zeros(len(obs) + 1, dtype=np.int64))
     assert len(CONFIGS) == 45
