@@ -167,8 +167,10 @@ def evaluate(
     game is enumerated once per distinct arguments and kept (with its optimum) for the next
     call. The result also says where the gap is lost (`Evaluation.losses`, per state, summing
     to the gap).
-    On a game without tables (Yahtzee) its structure-aware evaluator answers instead
-    (`baselines.yahtzee_evaluation.evaluate_yahtzee`: a `YahtzeeEvaluation`, aggregates only).
+    On a game without tables its structure-aware evaluator answers instead (Yahtzee:
+    `baselines.yahtzee_evaluation.evaluate_yahtzee`, a `YahtzeeEvaluation`; the Ten Thousand
+    race at every goal: `baselines.ten_thousand_duel_evaluation.evaluate_race_policy`, a
+    `RaceEvaluation`), with the same value, gap, agreement and `where_lost`.
     Before any work, an evaluation whose estimated peak memory passes `max_memory` is refused
     with a ValueError (as in `solve`).
     """
