@@ -247,22 +247,33 @@ class TenThousandDuel:
     def batch_sample_step(self, states: np.ndarray, actions: np.ndarray, uniforms: np.ndarray):
         """One step of every row of `states` ((n, 6) ints), the dice thrown with `uniforms`
         (one in [0, 1) a row, as `sample_step`'s `uniform()`): (next states, player 0's
-        rewards, terminal). The same law as `batch_transitions` (a chi-square test)."""
+        rewards, terminal). The same law as `batch_transitions` (a chi-square test), and row
+        by row `sample_step`'s (a test); written for speed, as the vector env steps here."""
         rules = self._batch_rules
-        mover, first, second, tau, config_index, dice = np.asarray(states, np.int64).T
+        states = np.asarray(states, np.int64)
         actions = np.asarray(actions, np.int64)
-        stopping = (actions == STOP) & (tau > 0)
-        given_chips, given_dice = rules.given_back(config_index, dice, actions)
-        start, thrown = tau - given_chips, dice + given_dice
+        mover, tau, dice = states[:, 0], states[:, 3], states[:, 5]
+        move = (states[:, 4] * 6 + dice) * self.num_actions + actions
+        thrown = dice + rules.dice_back_flat[move]
         # Each row's roll: one of the 6**n equally likely ordered rolls of its n dice.
-        rolled = (np.asarray(uniforms) * 6.0 ** np.maximum(thrown, 1)).astype(np.int64)
-        outcome = rules.ordered[np.maximum(thrown, 1), rolled]
-        gain, left, kept = (rules.flat[column][outcome] for column in ("gain", "left", "kept"))
-        nxt, reward = self._batch_landed(mover, first, second, start + gain, left, kept)
-        held = np.flatnonzero(stopping)
-        nxt[held] = _banked(mover[held], first[held], second[held], tau[held])
-        reward[held] = 0.0
-        return nxt, reward, nxt[:, 5] == 0
+        rolled = (np.asarray(uniforms) * rules.sixes[thrown]).astype(np.int64)
+        outcome = rules.ordered_flat[thrown * rules.ordered_width + rolled]
+        new_tau = tau - rules.chips_back_flat[move] + rules.flat["gain"][outcome]
+        stopping = (actions == STOP) & (tau > 0)
+        handing = stopping | rules.bust[outcome]  # the turn passes with fresh dice
+        own_column = 1 + mover
+        rows = np.arange(len(states))
+        own = states[rows, own_column]
+        won = ~handing & (own + new_tau >= self.goal_chips)
+        going = ~handing & ~won
+        nxt = states.copy()
+        nxt[:, 0] = mover ^ handing
+        nxt[rows, own_column] = np.where(won, self.goal_chips, own + tau * stopping)
+        nxt[:, 3] = new_tau * going
+        nxt[:, 4] = rules.flat["kept"][outcome] * going
+        # Fresh dice after a stop, a bust or hot dice; none once the game is won.
+        nxt[:, 5] = np.where(going, rules.next_dice[outcome], 5) * ~won
+        return nxt, (won & (mover == 0)).astype(float), won
 
     def _batch_landed(self, mover, first, second, new_tau, left, kept):
         """(next states, player 0's rewards) after rolls that reached turn score `new_tau` with
@@ -456,6 +467,17 @@ class _BatchRules:
             where = {config: offsets[n - 1] + i for i, (_, config) in enumerate(turn.roll_table(n))}
             for r in range(6**n):
                 self.ordered[n, r] = where[turn.throw(n, lambda r=r, n=n: (r + 0.5) / 6**n)[1]]
+        # The same, laid out for `batch_sample_step`: flat, row 0 (no dice: a final state
+        # stepped, whose outcome is thrown away) as one die, and per outcome whether it is a
+        # bust and the dice in hand after it when the turn goes on (five on hot dice).
+        self.ordered[0] = self.ordered[1]
+        self.ordered_width = self.ordered.shape[1]
+        self.ordered_flat = self.ordered.ravel()
+        self.sixes = 6.0 ** np.maximum(np.arange(11), 1)
+        self.bust = self.flat["left"] < 0
+        self.next_dice = np.where(self.flat["left"] > 0, self.flat["left"], 5)
+        self.chips_back_flat = self.chips_back.ravel()
+        self.dice_back_flat = self.dice_back.ravel()
 
     def given_back(self, config_index: np.ndarray, dice: np.ndarray, action):
         """(chips, dice) that `action` gives back at each position: 0 for a stop or a roll
