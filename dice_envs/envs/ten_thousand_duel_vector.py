@@ -140,22 +140,24 @@ class TenThousandDuelVectorEnv(NativeVectorEnv):
 
     # -- the rules, over arrays -----------------------------------------------------------
 
-    def _opponent_turns(self, states: np.ndarray, rewards: np.ndarray, ended: np.ndarray):
-        """Play the opponent wherever it is to move in `states` (in place), adding the agent's
-        rewards and marking the games that end."""
-        rng, race = self.np_random, self.race
+    def _opponent_turns(self, states: np.ndarray, ended: np.ndarray) -> None:
+        """Play the opponent wherever it is to move in `states` (in place), marking the games
+        that end (it wins them: the agent's reward stays 0)."""
+        rng, race, opponent = self.np_random, self.race, self._opponent
         waiting = np.flatnonzero(~ended & (states[:, 0] == OPPONENT))
+        at = states[waiting]
         while len(waiting):
-            at = states[waiting]
             actions = np.full(len(waiting), ROLL, dtype=np.int64)
             deciding = np.flatnonzero(at[:, 3] > 0)  # at a turn's start only a roll is legal
             if len(deciding):
-                actions[deciding] = self._opponent.actions_at(at[deciding], rng)
-            after, reward, terminal = race.batch_sample_step(at, actions, rng.random(len(at)))
-            states[waiting] = after
-            rewards[waiting] += reward
-            ended[waiting] = terminal
-            waiting = waiting[~terminal & (after[:, 0] == OPPONENT)]
+                actions[deciding] = opponent.actions_at(at[deciding], rng)
+            at, _, terminal = race.batch_sample_step(at, actions, rng.random(len(at)))
+            going = ~terminal & (at[:, 0] == OPPONENT)
+            if not going.all():
+                stopped = ~going
+                states[waiting[stopped]] = at[stopped]
+                ended[waiting[stopped]] = terminal[stopped]
+                waiting, at = waiting[going], at[going]
 
     def _fresh(self, count: int) -> np.ndarray:
         """`count` race starts, the opponent to move where it starts (its turn not played)."""
@@ -177,7 +179,7 @@ class TenThousandDuelVectorEnv(NativeVectorEnv):
         else:
             starts = self._fresh(int(which.sum()))
             ended = np.zeros(len(starts), dtype=bool)
-            self._opponent_turns(starts, np.zeros(len(starts)), ended)
+            self._opponent_turns(starts, ended)
             self._states[which] = starts
             self._over[which] = ended
         self._done[which] = False
@@ -254,7 +256,7 @@ class TenThousandDuelVectorEnv(NativeVectorEnv):
         if restarting:
             states[resetting] = self._fresh(int(resetting.sum()))
             ended[resetting] = False
-        self._opponent_turns(states, rewards, ended)
+        self._opponent_turns(states, ended)
         if restarting:
             self._over[resetting] = ended[resetting]
             rewards[resetting], ended[resetting] = 0.0, False

@@ -310,15 +310,14 @@ class TenThousandDuel:
         return states[:, 0]
 
     def batch_legal(self, states: np.ndarray) -> np.ndarray:
-        legal = self._batch_rules.legal[states[:, 4], states[:, 5]].copy()
-        opening = states[:, 3] == 0
-        legal[opening] = False
-        legal[opening, ROLL] = True
-        return legal
+        rules = self._batch_rules
+        rows = np.where(states[:, 3] == 0, rules.opening_row, states[:, 4] * 6 + states[:, 5])
+        return rules.legal_rows.take(rows, axis=0)
 
     def batch_observation(self, states: np.ndarray, player: int) -> np.ndarray:
-        own, other = (1, 2) if player == 0 else (2, 1)
-        return states[:, [own, other, 3, 4, 5]]
+        if player == 0:
+            return states[:, 1:].copy()
+        return states[:, [2, 1, 3, 4, 5]]
 
     def batch_state_of(self, observations: np.ndarray, player: int) -> np.ndarray:
         """`state_of` for an (n, 5) batch of valid observations (not checked)."""
@@ -477,6 +476,12 @@ class _BatchRules:
         self.bust = self.flat["left"] < 0
         self.next_dice = np.where(self.flat["left"] > 0, self.flat["left"], 5)
         self.chips_back_flat = self.chips_back.ravel()
+        # `legal` by row configuration x 6 + dice, then a last row for a turn's start, where
+        # only a roll is legal.
+        self.opening_row = len(CONFIGS) * 6
+        opening = np.zeros((1, len(ACTION_NAMES)), bool)
+        opening[0, ROLL] = True
+        self.legal_rows = np.concatenate((self.legal.reshape(-1, len(ACTION_NAMES)), opening))
         self.dice_back_flat = self.dice_back.ravel()
 
     def given_back(self, config_index: np.ndarray, dice: np.ndarray, action):
