@@ -1,5 +1,6 @@
 """The Ten Thousand race's native vector env (no tables): the fold's law, starts, masks,
-autoreset, seeding, every opponent form, and the full goal at 4,096 copies."""
+autoreset, seeding, every opponent form, and the full goal at 4,096 copies; and the single
+env's fast paths (the quick step, the opponent's turn in one loop) against the plain rules."""
 
 from __future__ import annotations
 
@@ -10,11 +11,15 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 from test_vector_env import chi_square_pvalue
+from traces import env_trace, model_trace, without_mask
 
 from dice_envs import make_model
 from dice_envs.envs.sb3 import DiceSB3VecEnv
 from dice_envs.envs.ten_thousand_duel_vector import TenThousandDuelVectorEnv
 from dice_envs.envs.vector import DiceVectorEnv
+from dice_envs.games.base import reachable_states
+from dice_envs.games.fold import Fold
+from dice_envs.games.ten_thousand_duel import TenThousandDuel
 
 ID = "dice_envs/TenThousandDuel-v0"
 RACE = "dice_envs.games.ten_thousand_duel:TenThousandDuelVersus"
@@ -276,3 +281,63 @@ def test_bad_arguments_are_refused():
         env.step(np.array([1, 15]))
     with pytest.raises(ValueError, match="reset options may hold"):
         env.reset(options={"seed": 1})
+
+
+# -- the single env's fast paths ----------------------------------------------------------------
+def test_the_quick_step_is_the_turns_rules():
+    """`sample_step` (read from lists laid out per position) gives, for every reachable state
+    of both seats, every action (illegal ones too) and a spread of uniforms, what the
+    solitaire turn's `rolled_from`, `throw` and `after_roll` give through the race's landing."""
+    duel = TenThousandDuel(300, ["5", "1", "11", "t2", "t5"])
+    rng = np.random.default_rng(0)
+    for state in reachable_states(duel):
+        if state[5] == 0:
+            continue
+        for action in range(duel.num_actions):
+            for u in rng.random(6).tolist():
+                got = duel.sample_step(state, action, lambda u=u: u)
+                if action == 0 and state[3] > 0:
+                    mover, first, second, tau = state[:4]
+                    banked = (first + tau, second) if mover == 0 else (first, second + tau)
+                    expected = ((1 - mover, *banked, 0, 0, 5), 0.0, False, {"dice": []})
+                else:
+                    start, dice = duel.turn.rolled_from(state[3:], action)
+                    faces, config = duel.turn.throw(dice, lambda u=u: u)
+                    landed = duel._landed(state, start, dice, config)
+                    expected = (*landed, {"dice": list(faces)})
+                assert got == expected, (state, action, u)
+
+
+class _ActionByAction:
+    """The race without `sample_turn`: its fold plays the opponent action by action."""
+
+    def __init__(self, game) -> None:
+        self.game = game
+
+    def __getattr__(self, name: str):
+        if name == "sample_turn":
+            raise AttributeError(name)
+        return getattr(self.game, name)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"goal": 1_000, "opponent": "random"},
+        {"goal": 10_000, "agent_starts": False},
+        {"goal": 500, "opponent": "stop-at-6", "allowed_moves": []},
+    ],
+)
+def test_the_single_envs_turn_sampler_draws_as_the_step_by_step_opponent(kwargs):
+    """Seed for seed, the env (whose fold plays the opponent's turn by `sample_turn`) gives
+    the episodes of a fold of the same race playing it action by action."""
+    env = gym.make(ID, **kwargs).unwrapped
+    fast = env.model
+    slow = Fold(_ActionByAction(fast.model), fast.opponent_policy, fast.agent_starts)
+    actions = np.random.default_rng(7).integers(fast.num_actions, size=3000).tolist()
+    uniform = gym.utils.seeding.np_random(7)[0].random
+    _, info = env.reset(seed=7)
+    fast_trace = [(env.state, without_mask(info)), *env_trace(env, actions)]
+    start = slow.sample_start(uniform)
+    slow_trace = [start, *model_trace(slow, start[0], uniform, actions)]
+    assert len(fast_trace) > 3000 and fast_trace == slow_trace

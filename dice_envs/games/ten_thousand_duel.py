@@ -8,6 +8,7 @@ this module adds only the race around it (whose turn it is, the banked scores, t
 from __future__ import annotations
 
 import functools
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from operator import itemgetter
 
@@ -133,6 +134,7 @@ class TenThousandDuel:
         self.observation_nvec = (chips + 1, chips + 1, chips, len(CONFIGS), 6)
         self.state_bounds = (2, chips + 1, chips + 1, chips, len(CONFIGS), 6)
         self._batch_rules = _BatchRules(self.turn)
+        self._quick = _QuickRules(self.turn)
 
     def __repr__(self) -> str:
         moves = "all" if len(self.allowed_moves) == len(MOVE_LABELS) else list(self.allowed_moves)
@@ -199,14 +201,52 @@ class TenThousandDuel:
         self, state: DuelState, action: int, uniform: Callable[[], float]
     ) -> tuple[DuelState, float, bool, dict]:
         """One step with the dice thrown: the same law as `transitions` (a chi-square test)."""
-        mover, first, second, tau, _, _ = state
+        next_state, reward, terminal, thrown = self._thrown_step(state, action, uniform)
+        return next_state, reward, terminal, {"dice": thrown}
+
+    def _thrown_step(self, state: DuelState, action: int, uniform: Callable[[], float]):
+        """`sample_step` with the faces thrown as a list (empty on a stop), read from the
+        turn's moves and throws laid out per position (`_quick`: the same `rolled_from`,
+        `throw` and `after_roll`, a test holds it to `batch_sample_step`)."""
+        mover, first, second, tau, config_index, dice = state
         if action == STOP and tau > 0:
-            banked = (first + tau, second) if mover == 0 else (first, second + tau)
-            return (1 - mover, *banked, *FRESH), 0.0, False, {"dice": []}
-        start, dice = self.turn.rolled_from(state[3:], action)
-        thrown, config = self.turn.throw(dice, uniform)
-        next_state, reward, terminal = self._landed(state, start, dice, config)
-        return next_state, reward, terminal, {"dice": list(thrown)}
+            if mover == 0:
+                return (1, first + tau, second, 0, 0, 5), 0.0, False, []
+            return (0, first, second + tau, 0, 0, 5), 0.0, False, []
+        chips_back, thrown = self._quick.rolled[(config_index * 6 + dice) * 15 + action]
+        faces, gain, left, kept = self._quick.throws[thrown][int(uniform() * 6**thrown)]
+        if gain < 0:  # no scoring die: the turn is lost
+            return (1 - mover, first, second, 0, 0, 5), 0.0, False, list(faces)
+        tau += gain - chips_back
+        if (first if mover == 0 else second) + tau >= self.goal_chips:
+            if mover == 0:
+                return (0, self.goal_chips, second, 0, 0, 0), 1.0, True, list(faces)
+            return (1, first, self.goal_chips, 0, 0, 0), 0.0, True, list(faces)
+        return (mover, first, second, tau, kept, left), 0.0, False, list(faces)
+
+    def sample_turn(
+        self,
+        state: DuelState,
+        choices: dict,
+        choose: Callable[[DuelState], object],
+        uniform: Callable[[], float],
+    ) -> tuple[DuelState, float, bool, list[int]]:
+        """The mover's whole turn from `state`: its action at each position is
+        `choices[position]`, or `choose(position)` where missing (an action, or cumulative
+        bounds to draw one from). Returns the end state, player 0's reward, whether the game
+        ended, and the faces thrown: the same draws in the same order as repeated
+        `sample_step` calls (a test), in one loop (the env plays opponents here)."""
+        mover, faces = state[0], []
+        while True:
+            choice = choices.get(state)
+            if choice is None:
+                choice = choose(state)
+            if choice.__class__ is not int:
+                choice = bisect_right(choice, uniform())
+            state, reward, terminal, thrown = self._thrown_step(state, choice, uniform)
+            faces += thrown
+            if terminal or state[0] != mover:
+                return state, reward, terminal, faces
 
     # -- the same rules for a batch of states (the fast table builder; a test holds them equal)
     def batch_transitions(self, states: np.ndarray, action: int):
@@ -490,6 +530,37 @@ class _BatchRules:
         return self.chips_back[config_index, dice, action], self.dice_back[
             config_index, dice, action
         ]
+
+
+class _QuickRules:
+    """The solitaire turn's rules as lists, for `TenThousandDuel.sample_step`: per (last
+    configuration x 6 + dice in hand) x 15 + action, what `rolled_from` gives back (chips
+    given back, dice thrown); per number of dice and ordered roll, what `throw` and
+    `after_roll` give (faces, chips scored or -1 for no score, dice left or five on hot dice,
+    configuration kept)."""
+
+    def __init__(self, turn: TenThousand) -> None:
+        self.rolled: list[tuple[int, int]] = []
+        for config_index in range(len(CONFIGS)):
+            for dice in range(6):
+                for action in range(len(ACTION_NAMES)):
+                    if dice == 0:  # no position: a final state is never stepped
+                        self.rolled.append((0, 0))
+                        continue
+                    start, thrown = turn.rolled_from((0, config_index, dice), action)
+                    self.rolled.append((-start, thrown))
+        self.throws: list[list[tuple[tuple[int, ...], int, int, int]]] = [[]]
+        for n in range(1, 6):
+            rows = []
+            for r in range(6**n):
+                faces, config = turn.throw(n, lambda r=r, n=n: (r + 0.5) / 6**n)
+                after = turn.after_roll(0, n, config)
+                if after is None:
+                    rows.append((faces, -1, 0, 0))
+                else:
+                    gain, kept, left = after
+                    rows.append((faces, gain, left, kept))
+            self.throws.append(rows)
 
 
 # Turn positions are counted exactly up to this turn score; past it, each chip adds as many
