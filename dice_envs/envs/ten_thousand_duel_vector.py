@@ -147,10 +147,13 @@ class TenThousandDuelVectorEnv(NativeVectorEnv):
         waiting = np.flatnonzero(~ended & (states[:, 0] == OPPONENT))
         at = states[waiting]
         while len(waiting):
-            actions = np.full(len(waiting), ROLL, dtype=np.int64)
-            deciding = np.flatnonzero(at[:, 3] > 0)  # at a turn's start only a roll is legal
-            if len(deciding):
-                actions[deciding] = opponent.actions_at(at[deciding], rng)
+            deciding = at[:, 3] > 0  # at a turn's start only a roll is legal
+            if deciding.all():
+                actions = opponent.actions_at(at, rng)
+            else:
+                actions = np.full(len(waiting), ROLL, dtype=np.int64)
+                if deciding.any():
+                    actions[deciding] = opponent.actions_at(at[deciding], rng)
             at, _, terminal = race.batch_sample_step(at, actions, rng.random(len(at)))
             going = ~terminal & (at[:, 0] == OPPONENT)
             if not going.all():
