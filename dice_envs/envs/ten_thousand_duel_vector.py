@@ -12,6 +12,7 @@ from gymnasium.vector.utils import batch_space
 
 from dice_envs.envs.base import game_model
 from dice_envs.envs.vector import DiceVectorEnv, NativeVectorEnv
+from dice_envs.games.base import SIZE_LIMIT
 from dice_envs.games.fold import Fold
 from dice_envs.games.seat_policy import Policy, mover_legal
 from dice_envs.games.ten_thousand import ROLL
@@ -19,23 +20,23 @@ from dice_envs.games.ten_thousand_duel import TenThousandDuel
 from dice_envs.games.two_player import AGENT, OPPONENT
 
 RACE = "dice_envs.games.ten_thousand_duel:TenThousandDuelVersus"
-ENV_ID = "dice_envs/TenThousandDuel-v0"
 # The env's own options; every other keyword argument is the game's.
 OPTIONS = ("autoreset_mode", "max_episode_steps", "render_mode")
 
 
 def race_vector_env(model: Any = RACE, num_envs: int = 1, **kwargs: Any):
     """The id's `vector_entry_point`: the generic `DiceVectorEnv` over the game's tables where
-    the registry allows tables (goals up to about 1,500 points, or `tables=` given, as the
-    sampled gap gives them), else `TenThousandDuelVectorEnv`, which needs none."""
+    they fit (as the registry allows them: the race's `table_size()` within `SIZE_LIMIT`
+    rows, goals up to about 1,500 points; or `tables=` given, as the sampled gap gives them),
+    else `TenThousandDuelVectorEnv`, which needs none."""
     if "tables" in kwargs:
         return DiceVectorEnv(model, num_envs, **kwargs)
-    from dice_envs.registration import game
-
-    game_kwargs = {k: v for k, v in kwargs.items() if k not in OPTIONS}
-    if isinstance(model, str) and game(ENV_ID).tables_refused(game_kwargs) is None:
-        return DiceVectorEnv(model, num_envs, **kwargs)
-    return TenThousandDuelVectorEnv(model, num_envs, **kwargs)
+    options = {name: kwargs.pop(name) for name in OPTIONS if name in kwargs}
+    fold = game_model(model, kwargs)
+    race = getattr(fold, "model", None)
+    if isinstance(race, TenThousandDuel) and race.table_size().rows > SIZE_LIMIT:
+        return TenThousandDuelVectorEnv(fold, num_envs, **options)
+    return DiceVectorEnv(fold, num_envs, **options)
 
 
 class _Opponent:
