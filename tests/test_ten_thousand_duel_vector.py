@@ -341,3 +341,23 @@ def test_the_single_envs_turn_sampler_draws_as_the_step_by_step_opponent(kwargs)
     start = slow.sample_start(uniform)
     slow_trace = [start, *model_trace(slow, start[0], uniform, actions)]
     assert len(fast_trace) > 3000 and fast_trace == slow_trace
+
+
+@pytest.mark.parametrize("opponent", ["crocce-mordecki", "stop-at-9"])
+def test_the_single_env_keeps_its_opponents_answers_by_the_turn(opponent):
+    """At the full goal the opponent is asked one observation at a time; the race's named
+    policies read only the turn (`Rule.reads`), so their answers are kept by turn position
+    (not one per pair of scores), and each is the policy's own answer there."""
+    env = gym.make(ID, opponent=opponent, agent_starts=True).unwrapped
+    env.reset(seed=0)
+    for action in np.random.default_rng(0).integers(15, size=4_000).tolist():
+        if env.step(action)[2]:
+            env.reset()
+    policy = env.model.opponent_policy
+    met = np.array(list(env.model._opponent_choices), dtype=np.int64)
+    turns = {tuple(turn) for turn in met[:, 3:].tolist()}
+    assert set(policy._cache) == turns and len(turns) < len(met) / 2
+    observations = env.model.model.batch_observation(met, 1)
+    expected = np.eye(15)[policy.asked.answer(observations)]
+    kept = np.array([policy.probs(tuple(o)) for o in observations.tolist()])
+    np.testing.assert_array_equal(kept, expected)

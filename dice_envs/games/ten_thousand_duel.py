@@ -439,7 +439,7 @@ class TenThousandDuel:
         `dice_envs.policies`), as the two-player optimum does; "random" mixes the legal
         actions evenly (self-play's first opponent)."""
         if name == "random":
-            return Rule.from_batch(self._random_batch, name)
+            return Rule.from_batch(self._random_batch, name, reads=(2, 3, 4))
         turn_rule = self.turn.named_policy(name)
         if turn_rule is None:
             return None
@@ -448,7 +448,7 @@ class TenThousandDuel:
             rows = np.asarray(observations).reshape(-1, 5)
             return turn_rule.batch(rows[:, 2:])
 
-        return Rule.from_batch(batch, name)
+        return Rule.from_batch(batch, name, reads=(2, 3, 4))
 
     def _random_batch(self, observations: np.ndarray) -> np.ndarray:
         rows = np.asarray(observations, np.int64).reshape(-1, 5)
