@@ -20,6 +20,9 @@ from dice_envs.games.ten_thousand_duel import TenThousandDuel
 from dice_envs.games.two_player import AGENT, OPPONENT
 
 RACE = "dice_envs.games.ten_thousand_duel:TenThousandDuelVersus"
+# A batched opponent that reads a few observation components is tabulated on their grid up
+# to this many cells (the race's turn at the full goal: 200 x 45 x 6).
+READS_GRID_LIMIT = 1_000_000
 # The env's own options; every other keyword argument is the game's.
 OPTIONS = ("autoreset_mode", "max_episode_steps", "render_mode")
 
@@ -47,19 +50,41 @@ class _Opponent:
     def __init__(self, policy: Policy, race: TenThousandDuel) -> None:
         self.policy, self.race = policy, race
         self.actions: np.ndarray | None = None  # a deterministic table as actions
-        self.nvec = tuple(int(n) for n in race.observation_nvec)
+        self.reads = tuple(range(len(race.observation_nvec)))  # the components it indexes
         table = policy.table
+        if table is None:
+            table = self._table_of_reads()
         if table is not None:
             flat = table.reshape(-1, table.shape[-1])
             best = flat.argmax(axis=1)
             if (flat[np.arange(len(flat)), best] == 1.0).all():
                 self.actions = best.astype(np.int8)
+        self.nvec = tuple(int(race.observation_nvec[i]) for i in self.reads)
+
+    def _table_of_reads(self) -> np.ndarray | None:
+        """A deterministic batched policy that reads a few components (a `Rule`'s `reads`:
+        the turn, for crocce-mordecki and stop-at-K) asked once on their grid, the others 0;
+        None where it reads all, mixes, or that grid is large."""
+        asked, nvec = self.policy.asked, self.race.observation_nvec
+        reads = None if asked is None or asked.per_observation else asked.reads
+        if reads is None or np.prod([nvec[i] for i in reads]) > READS_GRID_LIMIT:
+            return None
+        grid = np.indices([nvec[i] for i in reads]).reshape(len(reads), -1).T
+        observations = np.zeros((len(grid), len(nvec)), dtype=np.int64)
+        observations[:, list(reads)] = grid
+        legal = mover_legal(self.race, observations) if asked.needs_legal else None
+        answer = asked.answer(observations, legal)
+        if answer.ndim != 1:  # a mixed policy is asked round by round
+            return None
+        self.reads = tuple(reads)
+        return np.eye(self.race.num_actions)[answer]
 
     def actions_at(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The opponent's actions at `states` (the opponent to move in each)."""
         observations = self.race.batch_observation(states, OPPONENT)
         if self.actions is not None:
-            return self.actions[np.ravel_multi_index(tuple(observations.T), self.nvec)]
+            index = np.ravel_multi_index(tuple(observations[:, self.reads].T), self.nvec)
+            return self.actions[index]
         policy = self.policy
         if policy.table is not None or policy.asked.per_observation:
             answer = policy.batch_probs(observations)
