@@ -136,7 +136,7 @@ def crocce_mordecki_policy(model: Any) -> Rule:
         # A grid asked whole holds observations no position has: any action does there.
         return np.where(index >= 0, solution.policy[np.maximum(index, 0)], ROLL)
 
-    return Rule.from_batch(batch, "crocce-mordecki")
+    return Rule.from_batch(batch, "crocce-mordecki", reads=(start, start + 1, start + 2))
 
 
 # The paper's Table 6 columns: a heading and the positions (configuration, dice in hand) it

@@ -19,6 +19,7 @@ ENVS = [
     ("dice_envs/D20Rounds-v0", {}),
     ("dice_envs/Pig-v0", {}),
     ("dice_envs/TenThousand-v0", {}),
+    ("dice_envs/TenThousandDuel-v0", {}),
     ("dice_envs/DieStopping-v0", {}),
     ("dice_envs/RedBlackCards-v0", {}),
     ("dice_envs/ChowRobbins-v0", {}),
@@ -93,9 +94,9 @@ def cartpole_steps_per_second(repeats: int) -> float:
 
 def vector_row(env_id: str, repeats: int, sync_batches: int = 5) -> dict:
     """One id at its default arguments: its native vector env and SyncVectorEnv of its single
-    env (over one shared model) at 4,096 copies, best of `repeats` each. A game with tables
-    gives its states and outcome rows; a game without (Yahtzee) its turn-start states and no
-    outcome rows (None)."""
+    env (over one shared model) at 4,096 copies, best of `repeats` each. A native env over
+    tables gives their states and outcome rows; one without (Yahtzee, the Ten Thousand race
+    at its full goal) the game's turn-start states and no outcome rows (None)."""
     entry = dice_envs.game(env_id)
     start = time.perf_counter()
     native = gym.make_vec(env_id, num_envs=VECTOR_COPIES)
@@ -109,19 +110,42 @@ def vector_row(env_id: str, repeats: int, sync_batches: int = 5) -> dict:
     for repeat in range(repeats):
         native_rate = max(native_rate, vector_steps_per_second(native, 200, repeat))
         sync_rate = max(sync_rate, vector_steps_per_second(sync, sync_batches, repeat))
-    if entry.tables:
-        states, outcome_rows = native.tables.num_states, len(native.tables.outcome_prob)
-    else:
+    tables = getattr(native, "tables", None)
+    if tables is not None:
+        states, outcome_rows = tables.num_states, len(tables.outcome_prob)
+    elif hasattr(model, "turn_start_states"):
         states, outcome_rows = len(model.turn_start_states()[0]), None
+    else:  # the race: the agent's turns start at every pair of banked scores below the goal
+        states, outcome_rows = native.race.goal_chips**2, None
     return {
         "env_id": env_id,
-        "tables": entry.tables,
+        "tables": tables is not None,
         "states": states,
         "outcome_rows": outcome_rows,
         "build_seconds": build,
         "native_steps_per_second": native_rate,
         "sync_steps_per_second": sync_rate,
         "ratio_to_sync": native_rate / sync_rate,
+    }
+
+
+RACE_ID = "dice_envs/TenThousandDuel-v0"
+
+
+def bench_race_targets(steps: int, repeats: int) -> dict:
+    """The Ten Thousand race's speed targets alone (issue 44): its single env beside
+    FrozenLake-v1 (at least 1x) and its native vector env at 4,096 copies, crocce-mordecki
+    the opponent, beside CartPoleVectorEnv (at least 0.19x), each pair in the same run."""
+    single = bench_envs(steps, repeats, [("FrozenLake-v1", {}), (RACE_ID, {})])[1]
+    cartpole = cartpole_steps_per_second(repeats)
+    native = gym.make_vec(RACE_ID, num_envs=VECTOR_COPIES, opponent="crocce-mordecki")
+    vector = max(vector_steps_per_second(native, 200, r) for r in range(repeats))
+    return {
+        "single_steps_per_second": single["steps_per_second"],
+        "single_ratio_to_frozenlake": single["ratio_to_frozenlake"],
+        "vector_steps_per_second": vector,
+        "cartpole_steps_per_second": cartpole,
+        "vector_ratio_to_cartpole": vector / cartpole,
     }
 
 

@@ -639,6 +639,7 @@ register_game(
     references=[CROCCE_MORDECKI],
     policies=["crocce-mordecki", "stop-at-20", "two-player-optimal"],
     tables_refused=_ten_thousand_duel_tables,
+    vector_entry_point="dice_envs.envs.ten_thousand_duel_vector:race_vector_env",
     structure_solver="baselines.ten_thousand_duel:solve_race_fold",
     structure_evaluator="baselines.ten_thousand_duel_evaluation:evaluate_race_policy",
     two_player_solver="baselines.ten_thousand_duel:race_optimum",

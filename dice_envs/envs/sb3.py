@@ -22,10 +22,12 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
+from dice_envs.envs.ten_thousand_duel_vector import TenThousandDuelVectorEnv
 from dice_envs.envs.vector import DiceVectorEnv
 from dice_envs.envs.yahtzee_vector import YahtzeeVectorEnv
 
-NATIVE_VECTOR_ENVS = (DiceVectorEnv, YahtzeeVectorEnv)  # every game's native vector env
+# Every game's native vector env.
+NATIVE_VECTOR_ENVS = (DiceVectorEnv, YahtzeeVectorEnv, TenThousandDuelVectorEnv)
 
 
 class DiceSB3VecEnv(VecEnv):

@@ -51,7 +51,8 @@ class BatchedPolicy:
     returns the policy's raw answer; `answer` checks it. `per_observation` marks forms that
     make a Python call per observation (slow on large batches); `whole_grid` False marks
     forms that answer only the observations of their own states (a solution), not every
-    cell of the observation grid; `table` is a table form's whole table over the grid.
+    cell of the observation grid; `table` is a table form's whole table over the grid;
+    `reads` the observation components its answers depend on (a `Rule`'s; None: any).
     """
 
     ask: Callable[[np.ndarray, np.ndarray | None], Any]
@@ -61,6 +62,7 @@ class BatchedPolicy:
     per_observation: bool = False
     whole_grid: bool = True
     table: np.ndarray | None = None
+    reads: tuple[int, ...] | None = None
 
     def answer(self, observations: np.ndarray, legal: np.ndarray | None = None) -> np.ndarray:
         """(n,) int64 actions, or (n, num_actions) float64 action probabilities (each row
@@ -267,7 +269,8 @@ def _called_policy(
     inputs = PolicyInput(len(nvec) == 1, obs_transform)
     name = getattr(spec, "name", type(spec).__name__)
     if callable(getattr(spec, "batch", None)):
-        return BatchedPolicy(_BatchAsk(spec.batch, inputs), num_actions, name)
+        reads = getattr(spec, "reads", None) if obs_transform is None else None
+        return BatchedPolicy(_BatchAsk(spec.batch, inputs), num_actions, name, reads=reads)
     if isinstance(spec, Mapping):
         return BatchedPolicy(_MappingAsk(spec), num_actions, "<mapping>", per_observation=True)
     if callable(getattr(spec, "action", None)):

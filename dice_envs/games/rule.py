@@ -11,15 +11,18 @@ import numpy as np
 class Rule:
     """A policy asked in batches: `rule.batch(observations)` for a whole (n,) or (n, d) int
     array at once (exact evaluation calls that once), giving (n,) actions or (n, num_actions)
-    probabilities; `rule(obs)` for one observation."""
+    probabilities; `rule(obs)` for one observation. `reads`: the observation components the
+    rule's answer depends on (None: any), so that a player asking it one observation at a
+    time keeps its answers by those alone (an opponent at a goal too large to tabulate)."""
 
     def __init__(
         self,
         single: Callable[[object], int],
         batch: Callable[[np.ndarray], np.ndarray],
         name: str = "rule",
+        reads: tuple[int, ...] | None = None,
     ) -> None:
-        self.single, self.batch, self.name = single, batch, name
+        self.single, self.batch, self.name, self.reads = single, batch, name, reads
 
     def __call__(self, obs) -> int:
         return self.single(obs)
@@ -28,7 +31,12 @@ class Rule:
         return f"Rule({self.name})"
 
     @classmethod
-    def from_batch(cls, batch: Callable[[np.ndarray], np.ndarray], name: str = "rule") -> Rule:
+    def from_batch(
+        cls,
+        batch: Callable[[np.ndarray], np.ndarray],
+        name: str = "rule",
+        reads: tuple[int, ...] | None = None,
+    ) -> Rule:
         """A rule written once, for a batch; one observation is a batch of one. The batch gives
         (n,) actions, or (n, num_actions) probabilities for a policy that mixes."""
 
@@ -36,7 +44,7 @@ class Rule:
             row = np.asarray(batch(np.asarray(obs)))[0]
             return int(row) if row.ndim == 0 else row
 
-        return cls(single, batch, name)
+        return cls(single, batch, name, reads)
 
 
 def parse_threshold(pattern: str, name: str) -> int | None:

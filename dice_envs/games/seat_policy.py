@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
+from operator import itemgetter
 
 import numpy as np
 
@@ -51,6 +52,9 @@ class Policy:
         self.num_actions, self.table, self.asked, self.model = num_actions, table, asked, model
         self.name = name
         self._cache: dict[Observation, np.ndarray] = {}
+        # Answers are kept by the components the policy reads, where it says which.
+        reads = None if asked is None else asked.reads
+        self._key = None if reads is None or len(reads) < 2 else itemgetter(*reads)
 
     def choice(self, obs: Observation) -> int | list[float]:
         """The action for `obs` where the policy is deterministic there, else the cumulative
@@ -65,7 +69,8 @@ class Policy:
     def probs(self, obs: Observation) -> np.ndarray:
         if self.table is not None:
             return self.table[obs]
-        cached = self._cache.get(obs)
+        key = obs if self._key is None else self._key(obs)
+        cached = self._cache.get(key)
         if cached is None:
             row = np.asarray(obs, dtype=np.int64).reshape(1, -1)
             legal = mover_legal(self.model, row) if self.asked.needs_legal else None
@@ -73,7 +78,7 @@ class Policy:
                 answer = self.asked.answer(row, legal)
             except ValueError as error:
                 raise ValueError(f"opponent: {error}") from None
-            cached = self._cache[obs] = _as_probabilities(answer, self.num_actions)[0]
+            cached = self._cache[key] = _as_probabilities(answer, self.num_actions)[0]
         return cached
 
     def batch_probs(self, observations: np.ndarray) -> np.ndarray:
