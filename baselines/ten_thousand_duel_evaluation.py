@@ -195,32 +195,14 @@ def _optimal_q(
 
 
 @njit(cache=True)
-def _pair_pass(
-    goal, a, b, others, rows_start, raw_act, raw_prob, mixes, agent_act, agent_prob,
-    agent_mode, opp_act, opp_prob, opp_mode, tau_of, pos_of, count, legal, tie,
-    flows, row_losses, row_optimal, tallies, position_dice, start_good, losses_by_scores,
-    n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
-    mv_count, mv_action, mv_chips, mv_dice,
+def _scores(
+    top_a, pay, r, rows_start, raw_act, raw_prob, mixes, tau_of, pos_of, count, legal, tie,
+    row_optimal, position_dice, mv_count, mv_action, mv_chips, mv_dice,
 ):  # fmt: skip
-    """Pair (a, b): both seats' turns forward, the two-cycles of the policy's and of the best
-    response's visits, the stops moved to larger sums, the policy's losses at its decisions
-    (rows rows_start.. of the asked batch, as `_decision_batch` orders them) and the best
-    response's agreement with it.
-
-    flows (4, G, G): the expected turn starts, as they arrive: [0] the agent's and [1] the
-    opponent's under the policy, [2] and [3] under the best response. tallies: [0] value
-    (the policy's wins), [1] the best response's wins, [2] agreement numerator, [3] its
-    denominator."""
+    """At each decision of the pair: the best response's action (the lowest within `tie` of
+    the best, as the solver's; also written to row_optimal), what the policy's answer gives up
+    against it, and the policy's weight on optimal actions."""
     positions = mv_count.shape[0]
-    top_a, top_b = goal - a, goal - b
-    pay = np.ones(goal + MAX_ROLL_SCORE + 1)
-    for t in range(1, top_a):
-        pay[t] = 1.0 - others[b, a + t]
-    r = _turn_values(
-        top_a, pay, 1.0 - others[b, a], n_out, out_prob, out_gain, out_left, out_pos,
-        bust_prob, mv_count, mv_action, mv_chips, mv_dice,
-    )  # fmt: skip
-    # The best response's actions (the lowest within `tie` of the best, as the solver's).
     best_act = np.full((top_a, positions), ROLL, dtype=np.int8)
     q = np.empty(legal.shape[1])
     given_up = np.zeros((top_a, positions))
@@ -253,6 +235,39 @@ def _pair_pass(
             action = raw_act[rows_start + k]
             given_up[t, pos] = best - q[action]
             good[t, pos] = 1.0 if legal[pos, action] and q[action] >= least else 0.0
+    return best_act, given_up, good
+
+
+@njit(cache=True)
+def _pair_pass(
+    goal, a, b, others, rows_start, raw_act, raw_prob, mixes, agent_act, agent_prob,
+    agent_mode, opp_act, opp_prob, opp_mode, tau_of, pos_of, count, legal, tie,
+    flows, row_losses, row_optimal, tallies, position_dice, start_good, losses_by_scores,
+    n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
+    mv_count, mv_action, mv_chips, mv_dice,
+):  # fmt: skip
+    """Pair (a, b): both seats' turns forward, the two-cycles of the policy's and of the best
+    response's visits, the stops moved to larger sums, the policy's losses at its decisions
+    (rows rows_start.. of the asked batch, as `_decision_batch` orders them) and the best
+    response's agreement with it.
+
+    flows (4, G, G): the expected turn starts, as they arrive: [0] the agent's and [1] the
+    opponent's under the policy, [2] and [3] under the best response. tallies: [0] value
+    (the policy's wins), [1] the best response's wins, [2] agreement numerator, [3] its
+    denominator."""
+    positions = mv_count.shape[0]
+    top_a, top_b = goal - a, goal - b
+    pay = np.ones(goal + MAX_ROLL_SCORE + 1)
+    for t in range(1, top_a):
+        pay[t] = 1.0 - others[b, a + t]
+    r = _turn_values(
+        top_a, pay, 1.0 - others[b, a], n_out, out_prob, out_gain, out_left, out_pos,
+        bust_prob, mv_count, mv_action, mv_chips, mv_dice,
+    )  # fmt: skip
+    best_act, given_up, good = _scores(
+        top_a, pay, r, rows_start, raw_act, raw_prob, mixes, tau_of, pos_of, count, legal, tie,
+        row_optimal, position_dice, mv_count, mv_action, mv_chips, mv_dice,
+    )  # fmt: skip
     # Every turn forward from its start.
     visits = np.zeros((top_a, positions))
     best_visits = np.zeros((top_a, positions))
