@@ -163,9 +163,10 @@ def vector_section(vector: list[dict], repeats: int) -> str:
         f"### Vector envs at {VECTOR_COPIES:,} copies (default arguments; uniform random"
         f" actions, next-step autoreset; best of {repeats}). Gymnasium's CartPoleVectorEnv"
         f" at {VECTOR_COPIES:,} copies in the same run: {cartpole / 1e6:.1f}M steps/s."
-        " 'build': make_vec, tables and alias tables included. A game without tables"
-        " (Yahtzee) has no outcome rows ('—'); its 'states' are its turn-start states (each"
-        " with a three-roll turn inside), and its native env samples the model's rules.\n\n"
+        " 'build': make_vec, tables and alias tables included. A game without tables has no"
+        " outcome rows ('—'): Yahtzee's 'states' are its turn-start states (each with a"
+        " three-roll turn inside), the Ten Thousand race's its pairs of banked scores (each"
+        " with a turn inside); their native envs sample the model's rules.\n\n"
         + markdown_table(header, rows)
     )
 
