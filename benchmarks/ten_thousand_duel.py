@@ -8,7 +8,8 @@ wall time), with its peak memory: the two-player optimum at the goal (W(0, 0), p
 iteration counts per two-cycle); the exploitability (`baselines.exploitability`: a best
 response, both seats from one solve) of `crocce-mordecki` and `stop-at-20`, its time inside
 the policy apart and the rest set against the solve; the exact evaluation of
-`crocce-mordecki` against itself. `--cold` first removes the solver's numba cache
+`crocce-mordecki` against itself; the single env beside FrozenLake-v1 and the native vector
+env at 4,096 copies beside CartPoleVectorEnv, in this process. `--cold` first removes the solver's numba cache
 (`baselines/__pycache__`), so the first solve compiles (then a second, warm, is run). Prints
 the report; `--out OUT` also writes OUT/bench_race.json and, for the repository's own docs
 folder, the "race-bench" section of docs/benchmarks.md (else OUT/bench_race.md). The exit
@@ -23,12 +24,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks.envs import VECTOR_COPIES, bench_race_targets
 from docs.tools.game_pages import markdown_table
 from docs.tools.readme import BENCHMARKS, DOCS, check_markers, replace_marked_section
 
 SOLVE_SECONDS_TARGET = 30.0  # the full game in a fresh process (issue 44)
 PEAK_MB_TARGET = 2048.0
 RESPONSE_RATIO_TARGET = 2.0  # a best response at most twice the solve, policy time excluded
+SINGLE_RATIO_TARGET = 1.0  # the single env beside FrozenLake-v1
+VECTOR_RATIO_TARGET = 0.19  # the native vector env at 4,096 copies beside CartPoleVectorEnv
+ENV_STEPS, ENV_REPEATS = 200_000, 5
 
 SOLVE = """
 import json, resource, time
@@ -113,9 +118,14 @@ def measure(goal: int, small: list[int], cold: bool) -> dict:
         response["meets_target"] = ratio <= RESPONSE_RATIO_TARGET
     evaluation = child(EVALUATE.format(goal=goal, points=points, policy="crocce-mordecki"))
     small_goals = {g: child(SOLVE.format(goal=g))["value"] for g in small}
+    envs = bench_race_targets(ENV_STEPS, ENV_REPEATS)
+    envs["meets_targets"] = (
+        envs["single_ratio_to_frozenlake"] >= SINGLE_RATIO_TARGET
+        and envs["vector_ratio_to_cartpole"] >= VECTOR_RATIO_TARGET
+    )
     result = {
         "solve": full, "best_responses": responses, "evaluation": evaluation,
-        "small_goals": small_goals,
+        "small_goals": small_goals, "envs": envs,
     }  # fmt: skip
     if cold:
         result["solve_warm"] = warm
@@ -167,6 +177,26 @@ def report_text(result: dict) -> str:
             "",
         ]
     )
+    envs = result["envs"]
+    rows.append(
+        [
+            f"single env ({envs['single_steps_per_second']:,.0f} steps/s, {ENV_STEPS:,} random "
+            f"steps, best of {ENV_REPEATS}) beside FrozenLake-v1 in the same run",
+            f"{envs['single_ratio_to_frozenlake']:.2f}x",
+            f"at least {SINGLE_RATIO_TARGET:g}x",
+            "met" if envs["single_ratio_to_frozenlake"] >= SINGLE_RATIO_TARGET else "missed",
+        ]
+    )
+    rows.append(
+        [
+            f"native vector env at {VECTOR_COPIES:,} copies, crocce-mordecki the opponent "
+            f"({envs['vector_steps_per_second'] / 1e6:.2f}M steps/s) beside CartPoleVectorEnv "
+            f"({envs['cartpole_steps_per_second'] / 1e6:.1f}M)",
+            f"{envs['vector_ratio_to_cartpole']:.3f}x",
+            f"at least {VECTOR_RATIO_TARGET:g}x",
+            "met" if envs["vector_ratio_to_cartpole"] >= VECTOR_RATIO_TARGET else "missed",
+        ]
+    )
     iterations = (
         f"Policy evaluations per two-cycle of the solve: at most {solve['iterations_max']}, "
         f"{solve['iterations_mean']:.2f} on average. The first player's win probability: "
@@ -202,8 +232,10 @@ def main(argv: list[str] | None = None) -> int:
             replace_marked_section(BENCHMARKS, "race-bench", report)
         else:
             (args.out / "bench_race.md").write_text(report + "\n")
-    met = result["solve"]["meets_targets"] and all(
-        r["meets_target"] for r in result["best_responses"]
+    met = (
+        result["solve"]["meets_targets"]
+        and all(r["meets_target"] for r in result["best_responses"])
+        and result["envs"]["meets_targets"]
     )
     return 0 if met else 1
 
