@@ -11,9 +11,9 @@ the policy apart and the rest set against the solve; the exact evaluation of
 `crocce-mordecki` against itself; the single env beside FrozenLake-v1 and the native vector
 env at 4,096 copies beside CartPoleVectorEnv, in this process. `--cold` first removes the
 solver's numba cache (`baselines/__pycache__`), so the first solve compiles (then a second,
-warm, is run). Prints the report; `--out OUT` also writes OUT/bench_race.json and, for the repository's own docs
-folder, the "race-bench" section of docs/benchmarks.md (else OUT/bench_race.md). The exit
-status is 1 when a target is missed.
+warm, is run). Prints the report; `--out OUT` also writes OUT/bench_race.json and, for the
+repository's own docs folder, the "race-bench" section of docs/benchmarks.md (else
+OUT/bench_race.md). The exit status is 1 when a target is missed.
 """
 
 from __future__ import annotations
