@@ -47,6 +47,7 @@ from baselines.ten_thousand_duel import (
     solve_seats,
     turn_tables,
 )
+from dice_envs.games.policy_forms import PolicyError
 from dice_envs.games.rule import Rule
 from dice_envs.games.ten_thousand import ROLL, STOP
 
@@ -243,6 +244,7 @@ def _pair_pass(
     goal, a, b, others, rows_start, raw_act, raw_prob, mixes, agent_act, agent_prob,
     agent_mode, opp_act, opp_prob, opp_mode, tau_of, pos_of, count, legal, tie,
     flows, row_losses, row_optimal, tallies, position_dice, start_good, losses_by_scores,
+    row_reach, pair_reach,
     n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
     mv_count, mv_action, mv_chips, mv_dice,
 ):  # fmt: skip
@@ -296,9 +298,12 @@ def _pair_pass(
     for k in range(count):
         t, pos = tau_of[k], pos_of[k]
         row_losses[rows_start + k] = x * visits[t, pos] * given_up[t, pos]
+        row_reach[rows_start + k] = x * visits[t, pos]
         lost += row_losses[rows_start + k]
     losses_by_scores[a, b] += lost
+    pair_reach[a, b] = x
     x = _cycle_flows(flows, 2, a, b, bust_s, bust_o, best_stops, opp_stops, top_a, top_b)
+    pair_reach[a, b] += x
     tallies[1] += x * win_s
     # The turn's start (a roll, the only legal action) is a decision of the agent's too.
     tallies[2] += x * start_good
@@ -313,6 +318,7 @@ def _pair_pass(
         t, pos = tau_of[k], pos_of[k]
         tallies[2] += x * best_visits[t, pos] * good[t, pos]
         tallies[3] += x * best_visits[t, pos]
+        row_reach[rows_start + k] += x * best_visits[t, pos]
 
 
 @njit(cache=True)
@@ -337,7 +343,7 @@ def _chunk(
     goal, total, first, last, others, raw_act, raw_prob, mixes, agent_act, agent_prob,
     agent_mode, opp_act, opp_prob, opp_mode, below, dtau, dpos, legal, tie, flows,
     row_losses, row_optimal, tallies, position_dice, start_good, losses_by_scores,
-    n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
+    row_reach, pair_reach, n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
     mv_count, mv_action, mv_chips, mv_dice,
 ):  # fmt: skip
     """`_pair_pass` of the pairs (a, total - a), a = first..last - 1, in the asked order."""
@@ -349,7 +355,8 @@ def _chunk(
             goal, a, total - a, others, start, raw_act, raw_prob, mixes, agent_act[i],
             agent_prob[i], agent_mode, opp_act[i], opp_prob[i], opp_mode, dtau, dpos, count,
             legal, tie, flows, row_losses, row_optimal, tallies, position_dice, start_good[i],
-            losses_by_scores, n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
+            losses_by_scores, row_reach, pair_reach,
+            n_out, out_prob, out_gain, out_left, out_pos, bust_prob,
             mv_count, mv_action, mv_chips, mv_dice,
         )  # fmt: skip
         start += count
@@ -367,29 +374,73 @@ def _answers(policy: Any, tables, decisions, goal: int, own: np.ndarray, other: 
     observations, masks = _decision_batch(*rows, other, tables.positions, tables.legal, needs_masks)
     actions = np.full((len(own), goal, len(tables.positions)), ROLL, dtype=np.int8)
     if not len(observations):
-        return observations, np.zeros(0, np.int64), None, actions, None, False, 0.0
-    answer, asked = _ask(policy, observations, masks if needs_masks else None)
+        nothing = np.zeros(0, dtype=bool)
+        return observations, np.zeros(0, np.int64), None, actions, None, False, nothing, 0.0
+    answer, unknown, asked = _ask_known(policy, observations, masks if needs_masks else None)
     if answer.ndim == 1:
         _scatter_actions(actions, *rows, tables.legal, answer)
-        return observations, answer, None, actions, None, False, asked
+        return observations, answer, None, actions, None, False, unknown, asked
     probs = np.zeros(actions.shape + (NUM_ACTIONS,))
     _scatter_probabilities(probs, *rows, tables.legal, answer)
-    return observations, None, answer, actions, probs, True, asked
+    return observations, None, answer, actions, probs, True, unknown, asked
+
+
+def _ask_known(policy: Any, observations: np.ndarray, masks: np.ndarray | None):
+    """`_ask`, but a policy that answers only its own game's observations (a solution of
+    tables: `whole_grid` False) gets a roll where it has no answer: (answers, which rows had
+    none, seconds). The pass then checks that no play reaches those rows."""
+    unknown = np.zeros(len(observations), dtype=bool)
+    if getattr(policy, "whole_grid", True):
+        answer, asked = _ask(policy, observations, masks)
+        return answer, unknown, asked
+    parts: list[tuple[int, np.ndarray]] = []
+    asked = 0.0
+
+    def ask(lo: int, hi: int) -> None:
+        nonlocal asked
+        try:
+            answer, seconds = _ask(
+                policy, observations[lo:hi], None if masks is None else masks[lo:hi]
+            )
+        except ValueError:
+            if hi - lo == 1:
+                unknown[lo] = True
+                return
+            mid = (lo + hi) // 2
+            ask(lo, mid)
+            ask(mid, hi)
+            return
+        asked += seconds
+        parts.append((lo, answer))
+
+    ask(0, len(observations))
+    mixes = any(answer.ndim == 2 for _, answer in parts)
+    shape = (len(observations), NUM_ACTIONS) if mixes else (len(observations),)
+    answers = np.zeros(shape, dtype=np.float64 if mixes else np.int64)
+    if mixes:
+        answers[:, ROLL] = 1.0
+    else:
+        answers[:] = ROLL
+    for lo, answer in parts:
+        if mixes and answer.ndim == 1:
+            answer = np.eye(NUM_ACTIONS)[answer]
+        answers[lo : lo + len(answer)] = answer
+    return answers, unknown, asked
 
 
 def _start_agreement(policy: Any, own: np.ndarray, other: np.ndarray):
     """The policy's probability of its only legal action (a roll) at the turn starts
-    (own[i], other[i], 0, 0, 5), and the seconds inside the policy."""
+    (own[i], other[i], 0, 0, 5), which starts it has no answer at, and the seconds inside the
+    policy."""
     observations = np.zeros((len(own), 5), dtype=np.int64)
     observations[:, 0], observations[:, 1], observations[:, 4] = own, other, 5
     masks = np.zeros((len(own), NUM_ACTIONS), dtype=bool)
     masks[:, ROLL] = True
-    answer, asked = _ask(
-        policy, observations, masks if getattr(policy, "needs_legal", True) else None
-    )
+    needs_masks = getattr(policy, "needs_legal", not isinstance(policy, Rule))
+    answer, unknown, asked = _ask_known(policy, observations, masks if needs_masks else None)
     if answer.ndim == 1:
-        return (answer == ROLL).astype(np.float64), asked
-    return answer[:, ROLL].copy(), asked
+        return (answer == ROLL).astype(np.float64), unknown, asked
+    return answer[:, ROLL].copy(), unknown, asked
 
 
 def _largest(values: np.ndarray, count: int) -> np.ndarray:
@@ -400,8 +451,19 @@ def _largest(values: np.ndarray, count: int) -> np.ndarray:
     return np.argsort(-values, kind="stable")
 
 
+def _check_reached(unknown: np.ndarray, reach: np.ndarray, observations: np.ndarray) -> None:
+    """PolicyError unless every observation the policy had no answer for is reached by
+    neither its own play nor the best response's."""
+    reached = unknown & (reach > 0.0)
+    if reached.any():
+        row = observations[np.flatnonzero(reached)[0]].tolist()
+        raise PolicyError(
+            f"the policy answers only its own game's observations, and this evaluation's play "
+            f"reaches {row}, which it has no answer for"
+        )
+
+
 _RESPONSES: dict[tuple, Any] = {}
-DUEL = "dice_envs/TenThousandDuel-v0"
 
 
 def _is_optimum(spec: Any) -> bool:
@@ -445,6 +507,7 @@ def evaluate_seats(
         flows[0 if agent_starts else 1, 0, 0] = flows[2 if agent_starts else 3, 0, 0] = 1.0
     tallies = np.zeros(4)
     losses_by_scores = np.zeros((goal, goal))
+    pair_reach = np.zeros((goal, goal))
     kept: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     asked = 0.0
     decisions_asked = 0
@@ -453,11 +516,11 @@ def evaluate_seats(
         for first in range(low, high, PAIRS_PER_ASK):
             last = min(high, first + PAIRS_PER_ASK)
             own = np.arange(first, last)
-            observations, raw_act, raw_prob, act, prob, mixes, seconds = _answers(
+            observations, raw_act, raw_prob, act, prob, mixes, unknown, seconds = _answers(
                 policy, tables, decisions, goal, own, total - own
             )
             asked += seconds
-            starts, seconds = _start_agreement(policy, own, total - own)
+            starts, unknown_starts, seconds = _start_agreement(policy, own, total - own)
             asked += seconds
             decisions_asked += len(observations) + len(own)
             opp_act, opp_prob, opp_mixes, seconds = _fixed_answers(
@@ -466,6 +529,7 @@ def evaluate_seats(
             asked += seconds
             k = len(observations)
             row_losses = np.zeros(k)
+            row_reach = np.zeros(k)
             row_optimal = np.zeros(k, dtype=np.int64)
             _chunk(
                 goal, total, first, last, others,
@@ -476,8 +540,13 @@ def evaluate_seats(
                 opp_act, opp_prob, FIXED_PROBABILITIES if opp_mixes else FIXED_ACTIONS,
                 decisions.below, decisions.tau, decisions.position, tables.legal,
                 TIE_TOLERANCE, flows, row_losses, row_optimal, tallies, tables.positions[:, 1],
-                starts, losses_by_scores, *arrays,
+                starts, losses_by_scores, row_reach, pair_reach, *arrays,
             )  # fmt: skip
+            _check_reached(unknown, row_reach, observations)
+            starts_at = np.column_stack(
+                (own, total - own, np.zeros((len(own), 2), int), 5 + 0 * own)
+            )
+            _check_reached(unknown_starts, pair_reach[own, total - own], starts_at)
             if k:
                 top = _largest(row_losses, keep_losses)
                 played = raw_act[top] if raw_act is not None else raw_prob[top].argmax(axis=1)
@@ -545,9 +614,8 @@ def evaluate_race_policy(
     at any goal. The best response to the opponent is solved once per game arguments and
     kept (at the full goal about 20 s, 0.3 GB); the pass itself takes about as long again,
     plus the time inside the policies."""
-    from dice_envs import make_model
     from dice_envs.games.seat_policy import opponent_spec
-    from dice_envs.games.ten_thousand_duel import TenThousandDuel
+    from dice_envs.games.ten_thousand_duel import TenThousandDuel, TenThousandDuelVersus
     from dice_envs.policies import as_policy
 
     if not (agent_starts is None or isinstance(agent_starts, bool)):
@@ -567,7 +635,7 @@ def evaluate_race_policy(
     if _is_optimum(policy):
         asked: Any = _optimum_policy(model)
     else:  # the agent's names are the env's (its fold's), as the tables' evaluation reads them
-        fold = make_model(DUEL, goal=goal, allowed_moves=allowed_moves)
+        fold = TenThousandDuelVersus(goal=goal, allowed_moves=allowed_moves)
         asked = as_policy(policy, fold, obs_transform=obs_transform, deterministic=deterministic)
     return evaluate_seats(
         model.goal_chips, asked, opposing, agent_starts, model.allowed_moves, response,

@@ -11,6 +11,7 @@ import dice_envs
 from baselines.evaluation import evaluate_on
 from baselines.exact import enumerated
 from baselines.ten_thousand_duel_evaluation import RaceEvaluation, evaluate_race_policy
+from dice_envs.games.policy_forms import PolicyError
 
 DUEL = "dice_envs/TenThousandDuel-v0"
 
@@ -80,3 +81,14 @@ def test_exploitability_by_the_structure_path_is_the_generic_fold():
         generic = baselines.solve(DUEL, goal=300, opponent=policy, method="generic")
         assert exploited.best_response_value == pytest.approx(generic.value, abs=5e-12)
         assert exploited.value == pytest.approx(generic.value - 0.5, abs=5e-12)
+
+
+def test_a_solution_of_tables_is_asked_only_where_play_goes():
+    """A tables solution answers its own game's observations: evaluated on that game it is
+    optimal; against an opponent whose play reaches observations it never saw, refused by
+    name."""
+    solution = baselines.solve(DUEL, goal=300, opponent="stop-at-20", method="generic")
+    score = baselines.evaluate(solution, DUEL, goal=300, opponent="stop-at-20")
+    assert score.gap == pytest.approx(0.0, abs=1e-12) and score.agreement == 1.0
+    with pytest.raises(PolicyError, match=r"reaches \[0, 1, 1, 1, 4\]"):
+        baselines.evaluate(solution, DUEL, goal=300, opponent="random")
