@@ -116,14 +116,18 @@ def d20_rounds(operation: str, kwargs: dict[str, Any]) -> Cost | None:
 
 # The Ten Thousand race's structure-aware solver (`baselines.ten_thousand_duel`): arrays over
 # the banked-score pairs, each turn solved in place: 186-229 MB peak and 10-16 s at goal
-# 10,000 (200 chips: 40,000 pairs), best response to a batched opponent about 1.5x that; the
-# work grows with the turn positions of every pair, about goal^3.
+# 10,000 (200 chips: 40,000 pairs); the work grows with the turn positions of every pair,
+# about goal^3. A best response to a batched opponent, its time inside the opponent included:
+# 20 s and 236 MB against stop-at-20, 41 s and 265 MB against crocce-mordecki (a loaded
+# machine, beside a 14 s solve): about 2.5x.
 RACE_SECONDS_PER_CHIP3 = 16.0 / 200**3
 RACE_BYTES_PER_CHIP2 = 130e6 / 200**2
+RACE_FIXED_OPPONENT_FACTOR = 2.5
 # The evaluation's forward pass after the best response: (work of solves, bytes) measured at
-# goal 10,000 (127 s and 312 MB with crocce-mordecki on both sides, 33 s of it inside the
-# policies, on a loaded machine).
-RACE_EVALUATION_FACTOR = 5.0
+# goal 10,000: 146 s and 370 MB in a fresh process with crocce-mordecki on both sides, 37 s of
+# it inside the policies, on a machine with a third busy process on its 2 cores (about 1.4x
+# the time alone: the estimate, 112 s, is for the machine alone).
+RACE_EVALUATION_FACTOR = 4.5
 RACE_EVALUATION_BYTES = 200e6
 
 
@@ -136,7 +140,7 @@ def ten_thousand_duel(operation: str, kwargs: dict[str, Any]) -> Cost | None:
         return None
     goal = kwargs.get("goal", 10_000)
     chips = check_int("goal", goal, 50) // 50
-    factor = 1.0 if kwargs.get("opponent") == "two-player-optimal" else 1.5
+    factor = 1.0 if kwargs.get("opponent") == "two-player-optimal" else RACE_FIXED_OPPONENT_FACTOR
     memory = BASE_BYTES + RACE_BYTES_PER_CHIP2 * chips**2
     if operation == "evaluate":
         factor, memory = factor + RACE_EVALUATION_FACTOR, memory + RACE_EVALUATION_BYTES

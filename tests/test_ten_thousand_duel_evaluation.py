@@ -11,7 +11,9 @@ import dice_envs
 from baselines.evaluation import evaluate_on
 from baselines.exact import enumerated
 from baselines.ten_thousand_duel_evaluation import RaceEvaluation, evaluate_race_policy
+from baselines.two_player import two_player_optimum
 from dice_envs.games.policy_forms import PolicyError
+from dice_envs.games.ten_thousand_duel import TenThousandDuel
 
 DUEL = "dice_envs/TenThousandDuel-v0"
 
@@ -75,12 +77,42 @@ def test_the_gap_sums_over_the_banked_scores_and_where_lost_is_bounded():
         evaluate_race_policy("stop-at-20", goal=300, agent_starts="yes")
 
 
-def test_exploitability_by_the_structure_path_is_the_generic_fold():
-    for policy in ("stop-at-20", "crocce-mordecki"):
-        exploited = baselines.exploitability(policy, DUEL, goal=300)
-        generic = baselines.solve(DUEL, goal=300, opponent=policy, method="generic")
+@pytest.mark.parametrize(
+    ("goal", "agent_starts"), [(300, True), (300, False), (300, None), (500, None)]
+)
+def test_exploitability_by_the_structure_path_is_the_generic_fold(goal, agent_starts):
+    """The best response by the banked-score pairs is the generic fold's solve on its tables,
+    with either seat first or a coin; the game's value in that seat is the race optimum's."""
+    optimum = two_player_optimum(TenThousandDuel(goal))
+    game_value = {True: optimum.value, False: 1.0 - optimum.value, None: 0.5}[agent_starts]
+    for policy in ("stop-at-20", "crocce-mordecki", dice_envs.policies.batched(_uneven)):
+        exploited = baselines.exploitability(policy, DUEL, goal=goal, agent_starts=agent_starts)
+        generic = baselines.solve(
+            DUEL, goal=goal, opponent=policy, agent_starts=agent_starts, method="generic"
+        )
         assert exploited.best_response_value == pytest.approx(generic.value, abs=5e-12)
-        assert exploited.value == pytest.approx(generic.value - 0.5, abs=5e-12)
+        assert exploited.game_value == pytest.approx(game_value, abs=1e-15)
+        assert exploited.value == pytest.approx(generic.value - game_value, abs=5e-12)
+
+
+@pytest.mark.verify
+def test_the_structure_evaluator_is_the_tables_at_goal_1000():
+    """`make verify`: goal 1,000 (20 chips), crocce-mordecki against stop-at-20 and a mixture
+    against crocce-mordecki, either seat first: value, agreement, losses as the tables'."""
+    for opponent, policy in (("stop-at-20", "crocce-mordecki"), ("crocce-mordecki", None)):
+        policy = policy or dice_envs.policies.batched(_uneven)
+        for agent_starts in (True, False):
+            kwargs = {"goal": 1000, "opponent": opponent, "agent_starts": agent_starts}
+            tables, optimum = enumerated(DUEL, **kwargs)
+            race = baselines.evaluate(policy, DUEL, **kwargs)
+            generic = evaluate_on(policy, tables, optimum)
+            assert race.value == pytest.approx(generic.value, abs=1e-12)
+            assert race.agreement == pytest.approx(generic.agreement, abs=1e-12)
+            assert race.gap == pytest.approx(generic.gap, abs=5e-12)
+            assert race.losses_by_scores.sum() == pytest.approx(race.gap, abs=1e-12)
+            ours, theirs = race.where_lost(5), generic.where_lost(5)
+            assert [x.observation for x in ours] == [x.observation for x in theirs]
+            assert np.allclose([x.loss for x in ours], [x.loss for x in theirs], atol=1e-12)
 
 
 def test_a_solution_of_tables_is_asked_only_where_play_goes():
