@@ -286,8 +286,8 @@ def plot_exploitability(archive: dict[str, Any], path: Path) -> None:
     ax.set(
         xlabel="K: the turn total at which it stops (chips of 50 points)",
         ylabel="exploitability (win probability, log axis)",
-        title=f"How much a best response wins beyond 1/2 (race to {FULL_GOAL:,}, coin for who "
-        "starts)",
+        title=f"How much a best response wins beyond 1/2\n(race to {FULL_GOAL:,} points, a coin "
+        "for who starts)",
     )
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(fontsize=9)
@@ -326,9 +326,12 @@ def page_text(archive, thresholds, broken, figure_name: str, curve_name: str) ->
     mean = sum(k * v for k, v in iterations.items()) / max(1, cycles - failed)
     rows = [
         f"| {int(g):,} | {e['first_player_wins']:.10f} | {e['pairs']:,} | "
-        f"{max(int(k) for k in e['iterations'])} | {e['seconds']:.1f} s |"
+        f"{max(int(k) for k in e['iterations'])} | {e['seconds']:.2f} s |"
         for g, e in sorted(optimum.items(), key=lambda item: int(item[0]))
     ]
+    by_goal = [e["first_player_wins"] for _, e in sorted(optimum.items(), key=lambda i: int(i[0]))]
+    falling = all(x > y for x, y in zip(by_goal, by_goal[1:], strict=False))
+    trend = " The shorter the race, the more the first move is worth:" if falling else ""
     goal_chips = FULL_GOAL // CHIP
     positions = len(turn_tables().positions)
     decisions = int(TenThousandDuel(FULL_GOAL).table_size().states) // 2
@@ -364,7 +367,7 @@ games.
 ## Who wins
 
 With both players optimal, the first player wins the race to {FULL_GOAL:,} points with
-probability **{full["first_player_wins"]:.10f}**. Shorter races favour the first player more:
+probability **{full["first_player_wins"]:.10f}**.{trend}
 
 {GOALS_HEADER}
 {chr(10).join(rows)}
