@@ -29,7 +29,6 @@ from baselines.ten_thousand_duel import (
     PI_TOLERANCE,
     TIE_TOLERANCE,
     RaceSolution,
-    _turn_values,
     best_response,
     solve_race,
     solve_seats,
@@ -169,17 +168,11 @@ def threshold_maps(solution: RaceSolution) -> tuple[np.ndarray, np.ndarray]:
     and whether it rolls again at some larger reachable total (play not a threshold)."""
     goal = solution.goal
     reachable = reachable_totals(solution.tables.allowed_moves)
-    arrays = solution.turn.arrays()
-    others = solution.tables.seat_values[1 - solution.seat]
     thresholds = np.zeros((5, goal, goal), dtype=np.int64)
     broken = np.zeros((5, goal, goal), dtype=bool)
-    pay = np.ones(goal + MAX_ROLL_SCORE + 1)
     for a in range(goal):
-        top = goal - a
         for b in range(goal):
-            pay[:] = 1.0
-            pay[1:top] = 1.0 - others[b, a + 1 : goal]
-            r = _turn_values(top, pay, 1.0 - others[b, a], *arrays)
+            top, pay, r, _bust = solution._pair_turn(a, b)
             for n in range(1, 6):
                 totals = np.flatnonzero(reachable[1:top, n]) + 1
                 best = np.maximum(pay[totals], r[totals, n])
