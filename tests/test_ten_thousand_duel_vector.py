@@ -222,6 +222,43 @@ def test_the_same_seed_gives_the_same_batch_and_snapshots_restore_it():
     assert later == [env.step(row)[0].tolist() for row in actions[3:]]
 
 
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"goal": 2_000, "opponent": "crocce-mordecki"},
+        {"goal": 1_600, "opponent": "stop-at-9", "agent_starts": False},
+        {"opponent": "crocce-mordecki", "autoreset_mode": "SameStep"},
+    ],
+    ids=str,
+)
+def test_the_compiled_turns_draw_as_the_numpy_rounds(kwargs):
+    """A deterministic opponent's turns, played in one compiled loop
+    (`TenThousandDuel.batch_sample_turns`), give seed for seed the batches of the numpy loop
+    that steps them round by round with `batch_sample_step`: every observation, reward, end
+    and mask, games ending and restarting on the way."""
+    compiled = race_env(300, **kwargs)
+    assert compiled._opponent.actions is not None  # the compiled path is the one taken
+    by_rounds = race_env(300, **kwargs)
+    by_rounds.compiled_turns = False
+    trace = rollout(compiled, seed=5, steps=80)
+    assert trace == rollout(by_rounds, seed=5, steps=80)
+    assert sum(sum(step[2]) for step in trace[1::2]) > 10  # games ended on the way
+
+
+def test_batch_sample_turns_refuses_what_it_cannot_step_in_place():
+    race = TenThousandDuel(1_000)
+    policy = np.ones(race.observation_nvec[2] * 45 * 6, np.int64)
+    rng = np.random.default_rng(0)
+    ended = np.zeros(2, bool)
+    states = np.array([[1, 0, 0, 0, 0, 5]] * 2, np.int64)
+    with pytest.raises(ValueError, match="C-contiguous int64"):
+        race.batch_sample_turns(states.astype(np.int32), ended, 1, policy, (2, 3, 4), rng)
+    with pytest.raises(ValueError, match="policy must hold one action per cell"):
+        race.batch_sample_turns(states, ended, 1, policy[:-1], (2, 3, 4), rng)
+    race.batch_sample_turns(states, ended, 1, policy, (2, 3, 4), rng)  # always rolls
+    assert (ended | (states[:, 0] == 0)).all()
+
+
 def test_every_opponent_form_steps_it():
     """Named opponents, the two-player optimum (a solution, asked in batches), a table over
     the grid, and a per-observation callable all play their turns, each as the fold says

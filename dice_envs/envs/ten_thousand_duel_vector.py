@@ -58,7 +58,7 @@ class _Opponent:
             flat = table.reshape(-1, table.shape[-1])
             best = flat.argmax(axis=1)
             if (flat[np.arange(len(flat)), best] == 1.0).all():
-                self.actions = best.astype(np.int8)
+                self.actions = best.astype(np.int64)
         self.nvec = tuple(int(race.observation_nvec[i]) for i in self.reads)
 
     def _table_of_reads(self) -> np.ndarray | None:
@@ -111,7 +111,9 @@ class TenThousandDuelVectorEnv(NativeVectorEnv):
     A step plays every copy's action; then, while some copies have the opponent to move, all
     of them at once: the opponent is asked on their observations in one batch (none asked
     where only a roll is legal: any action plays as a roll there) and their dice thrown,
-    until each copy is back at the agent's turn or its game ended.
+    until each copy is back at the agent's turn or its game ended. A deterministic opponent
+    that reads only a few components (crocce-mordecki, stop-at-K: the turn), or a table, plays
+    those rounds in one compiled loop (`TenThousandDuel.batch_sample_turns`), the same draws.
 
     The same interface as the other native vector envs (`DiceVectorEnv`, `YahtzeeVectorEnv`):
     arguments `model` (the fold, or a factory of it with the game's keyword arguments `goal`,
@@ -166,10 +168,17 @@ class TenThousandDuelVectorEnv(NativeVectorEnv):
 
     # -- the rules, over arrays -----------------------------------------------------------
 
+    # A deterministic opponent's turns played in one compiled loop (`batch_sample_turns`);
+    # False plays them round by round in numpy, the same draws (the test's oracle).
+    compiled_turns = True
+
     def _opponent_turns(self, states: np.ndarray, ended: np.ndarray) -> None:
         """Play the opponent wherever it is to move in `states` (in place), marking the games
         that end (it wins them: the agent's reward stays 0)."""
         rng, race, opponent = self.np_random, self.race, self._opponent
+        if opponent.actions is not None and self.compiled_turns:
+            race.batch_sample_turns(states, ended, OPPONENT, opponent.actions, opponent.reads, rng)
+            return
         waiting = np.flatnonzero(~ended & (states[:, 0] == OPPONENT))
         at = states[waiting]
         while len(waiting):

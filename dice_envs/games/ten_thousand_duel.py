@@ -134,6 +134,8 @@ class TenThousandDuel:
         self.observation_nvec = (chips + 1, chips + 1, chips, len(CONFIGS), 6)
         self.state_bounds = (2, chips + 1, chips + 1, chips, len(CONFIGS), 6)
         self._batch_rules = _BatchRules(self.turn)
+        self._opening = self.turn.legal_actions(FRESH)
+        self._legal_by_position: dict[int, tuple[int, ...]] = {}
         self._quick = _QuickRules(self.turn)
 
     def __repr__(self) -> str:
@@ -167,7 +169,14 @@ class TenThousandDuel:
         return (1 - mover, second, first, *turn)
 
     def legal_actions(self, state: DuelState) -> tuple[int, ...]:
-        return self.turn.legal_actions(state[3:])
+        if state[3] == 0:  # a turn's start: the solitaire turn's only move, a roll
+            return self._opening
+        # With a turn score, the solitaire turn's moves depend on the configuration and dice.
+        position = state[4] * 6 + state[5]
+        legal = self._legal_by_position.get(position)
+        if legal is None:
+            legal = self._legal_by_position[position] = self.turn.legal_actions(state[3:])
+        return legal
 
     def transitions(self, state: DuelState, action: int) -> list[Transition]:
         mover, first, second, tau, _, _ = state
@@ -288,32 +297,55 @@ class TenThousandDuel:
         """One step of every row of `states` ((n, 6) ints), the dice thrown with `uniforms`
         (one in [0, 1) a row, as `sample_step`'s `uniform()`): (next states, player 0's
         rewards, terminal). The same law as `batch_transitions` (a chi-square test), and row
-        by row `sample_step`'s (a test); written for speed, as the vector env steps here."""
-        rules = self._batch_rules
-        states = np.asarray(states, np.int64)
-        actions = np.asarray(actions, np.int64)
-        mover, tau, dice = states[:, 0], states[:, 3], states[:, 5]
-        move = (states[:, 4] * 6 + dice) * self.num_actions + actions
-        thrown = dice + rules.dice_back_flat[move]
-        # Each row's roll: one of the 6**n equally likely ordered rolls of its n dice.
-        rolled = (np.asarray(uniforms) * rules.sixes[thrown]).astype(np.int64)
-        outcome = rules.ordered_flat[thrown * rules.ordered_width + rolled]
-        new_tau = tau - rules.chips_back_flat[move] + rules.flat["gain"][outcome]
-        stopping = (actions == STOP) & (tau > 0)
-        handing = stopping | rules.bust[outcome]  # the turn passes with fresh dice
-        own_column = 1 + mover
-        rows = np.arange(len(states))
-        own = states[rows, own_column]
-        won = ~handing & (own + new_tau >= self.goal_chips)
-        going = ~handing & ~won
-        nxt = states.copy()
-        nxt[:, 0] = mover ^ handing
-        nxt[rows, own_column] = np.where(won, self.goal_chips, own + tau * stopping)
-        nxt[:, 3] = new_tau * going
-        nxt[:, 4] = rules.flat["kept"][outcome] * going
-        # Fresh dice after a stop, a bust or hot dice; none once the game is won.
-        nxt[:, 5] = np.where(going, rules.next_dice[outcome], 5) * ~won
-        return nxt, (won & (mover == 0)).astype(float), won
+        by row `sample_step`'s (a test); compiled for speed, as the vector env steps here."""
+        from dice_envs.games.ten_thousand_duel_compiled import sample_steps
+
+        return sample_steps(
+            np.ascontiguousarray(states, np.int64),
+            np.ascontiguousarray(actions, np.int64),
+            np.ascontiguousarray(uniforms, np.float64),
+            self.goal_chips,
+            self.num_actions,
+            self._batch_rules.compiled,
+        )
+
+    def batch_sample_turns(
+        self,
+        states: np.ndarray,
+        ended: np.ndarray,
+        player: int,
+        policy: np.ndarray,
+        reads: tuple[int, ...],
+        rng: np.random.Generator,
+    ) -> None:
+        """Play `player`'s whole turn in every row of `states` ((n, 6) ints, in place) where
+        it is to move and `ended` is False, marking in `ended` the games it wins. Its action
+        at a position with a turn score is the deterministic `policy` (actions over the grid
+        of its observation's components `reads`, C order), a roll at a turn's start. The dice
+        come from `rng`, round by round: every row still in its turn steps once a round, in
+        row order, with one `rng.random()` (as `batch_sample_step` fed one block of uniforms
+        a round would: a test holds them equal draw for draw)."""
+        from dice_envs.games.ten_thousand_duel_compiled import sample_turns
+
+        if not states.flags.c_contiguous or states.dtype != np.int64:
+            raise ValueError("states must be a C-contiguous int64 array (stepped in place)")
+        columns = np.array([self.observation_columns(player)[i] for i in reads], np.int64)
+        grid = [self.observation_nvec[i] for i in reads]
+        strides = np.array([int(np.prod(grid[k + 1 :])) for k in range(len(grid))], np.int64)
+        if policy.shape != (int(np.prod(grid)),):
+            raise ValueError(f"policy must hold one action per cell of {grid}, got {policy.shape}")
+        sample_turns(
+            states,
+            ended,
+            player,
+            np.ascontiguousarray(policy, np.int64),
+            columns,
+            strides,
+            rng,
+            self.goal_chips,
+            self.num_actions,
+            self._batch_rules.compiled,
+        )
 
     def _batch_landed(self, mover, first, second, new_tau, left, kept):
         """(next states, player 0's rewards) after rolls that reached turn score `new_tau` with
@@ -354,10 +386,15 @@ class TenThousandDuel:
         rows = np.where(states[:, 3] == 0, rules.opening_row, states[:, 4] * 6 + states[:, 5])
         return rules.legal_rows.take(rows, axis=0)
 
+    @staticmethod
+    def observation_columns(player: int) -> tuple[int, ...]:
+        """The state's columns that make `player`'s observation, in its order."""
+        return _COLUMNS[player]
+
     def batch_observation(self, states: np.ndarray, player: int) -> np.ndarray:
         if player == 0:
             return states[:, 1:].copy()
-        return states[:, [2, 1, 3, 4, 5]]
+        return states[:, list(_COLUMNS[1])]
 
     def batch_state_of(self, observations: np.ndarray, player: int) -> np.ndarray:
         """`state_of` for an (n, 5) batch of valid observations (not checked)."""
@@ -369,12 +406,12 @@ class TenThousandDuel:
 
     # -- views ---------------------------------------------------------------------------------
     def observation(self, state: DuelState, player: int) -> tuple[int, ...]:
-        return self.observer(player)(state)
+        return _OBSERVERS[player](state)
 
     @staticmethod
     def observer(player: int) -> Callable[[DuelState], tuple[int, ...]]:
         """`observation(., player)` as one fast callable (the env calls it every step)."""
-        return itemgetter(1, 2, 3, 4, 5) if player == 0 else itemgetter(2, 1, 3, 4, 5)
+        return _OBSERVERS[player]
 
     def state_of(self, observation: object, player: int) -> DuelState:
         try:
@@ -457,6 +494,11 @@ class TenThousandDuel:
         return legal / legal.sum(axis=1, keepdims=True)
 
 
+# The state's columns each player observes: own banked chips first, then the other's, the turn.
+_COLUMNS = ((1, 2, 3, 4, 5), (2, 1, 3, 4, 5))
+_OBSERVERS = tuple(itemgetter(*columns) for columns in _COLUMNS)
+
+
 def _banked(mover: np.ndarray, first: np.ndarray, second: np.ndarray, tau: np.ndarray):
     """The states after the movers of a batch stop: the turn score banked, the other
     player's turn with fresh dice."""
@@ -523,6 +565,18 @@ class _BatchRules:
         opening[0, ROLL] = True
         self.legal_rows = np.concatenate((self.legal.reshape(-1, len(ACTION_NAMES)), opening))
         self.dice_back_flat = self.dice_back.ravel()
+        # The same, in the order the compiled sampler takes them.
+        self.compiled = (
+            self.dice_back_flat,
+            self.chips_back_flat,
+            self.sixes,
+            self.ordered_flat,
+            self.ordered_width,
+            self.flat["gain"].astype(np.int64),
+            self.bust,
+            self.next_dice.astype(np.int64),
+            self.flat["kept"].astype(np.int64),
+        )
 
     def given_back(self, config_index: np.ndarray, dice: np.ndarray, action):
         """(chips, dice) that `action` gives back at each position: 0 for a stop or a roll
