@@ -52,7 +52,6 @@ class Policy:
         self.num_actions, self.table, self.asked, self.model = num_actions, table, asked, model
         self.name = name
         self._cache: dict[Observation, np.ndarray] = {}
-        self._choices: dict[Observation, int | list[float]] = {}
         # Answers are kept by the components the policy reads, where it says which.
         reads = None if asked is None else asked.reads
         self._key = None if reads is None or len(reads) < 2 else itemgetter(*reads)
@@ -60,18 +59,9 @@ class Policy:
     def choice(self, obs: Observation) -> int | list[float]:
         """The action for `obs` where the policy is deterministic there, else the cumulative
         bounds to draw one from (see `draw`)."""
-        if self.table is not None:
-            probs = self.table[obs]
-            best = int(probs.argmax())
-            return best if probs[best] == 1.0 else cumulative(probs.tolist())
-        key = obs if self._key is None else self._key(obs)
-        chosen = self._choices.get(key)
-        if chosen is None:
-            probs = self.probs(obs)
-            best = int(probs.argmax())
-            chosen = best if probs[best] == 1.0 else cumulative(probs.tolist())
-            self._choices[key] = chosen
-        return chosen
+        probs = self.probs(obs)
+        best = int(probs.argmax())
+        return best if probs[best] == 1.0 else cumulative(probs.tolist())
 
     def __repr__(self) -> str:
         return f"Policy({self.name})"
