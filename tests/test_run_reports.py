@@ -272,3 +272,39 @@ def test_the_restamp_tool_checks_an_archived_run_by_evaluating_it_again(tmp_path
     assert reevaluated(entry, identity, result) is None
     result["gap"] += 1e-9
     assert reevaluated(entry, identity, result).startswith("gap ")
+
+
+def test_a_quick_report_of_a_few_games_keeps_every_archived_config(tmp_path, monkeypatch):
+    """`--games` at the quick budget chooses what is archived again; the report and the results
+    page's sections stay of every config (not only of the games archived this time)."""
+    from docs.tools.training_report import write_training_docs
+
+    budget = {"timesteps": 20_000, "eval_every": 20_000}
+    configs = write_configs(
+        tmp_path / "configs",
+        {
+            "sum_avoid/qlearning": {"algo": "qlearning", "budget": budget},
+            "d20_rounds/qlearning": {"algo": "qlearning", "budget": budget},
+        },
+    )
+    runs = tmp_path / "runs"
+    for path in sorted(configs.glob("*/*.yaml")):
+        config = load_config(path, "quick")
+        for seed in config["seeds"]:
+            run(config, seed, runs)
+    results = tmp_path / "docs/results/training.md"
+    results.parent.mkdir(parents=True)
+    results.write_text(
+        "".join(
+            f"<!-- {name}:start -->\n<!-- {name}:end -->\n"
+            for name in ("training", "training-timing", "training-exploitability")
+        )
+    )
+    monkeypatch.chdir(tmp_path)
+    write_training_docs(configs, "quick", runs)
+    write_training_docs(configs, "quick", runs, ["d20_rounds"])
+    report = (tmp_path / "docs/training/report.md").read_text()
+    section = results.read_text().split("<!-- training:start -->")[1]
+    for game in ("sum_avoid", "d20_rounds"):
+        assert f"`{game}/qlearning.yaml`" in report
+        assert f"| {game} " in section or f"`{game}/qlearning.yaml`" in section

@@ -6,16 +6,17 @@
 Run from the repository's root. The report reads the runs from the archive committed in
 docs/training/runs/<budget>/ (`docs.tools.archive`: each run's config, result, curve, timing
 and compressed per-state arrays, by config name and seed), so it needs no run store and no
-training. With `--runs STORE` the budget's planned runs are first archived from that run
-store (the budget's archive replaced whole: a run no config plans goes); `make train` does
-that after its sweep. The repository's report (`docs.tools.report`) goes to docs/training (the
-`quick` budget) or docs/training/full (`full`: of every config its archive holds, since each
-full-budget sweep is of a few configs), each trained game's training section to
-docs/games/<game>.md, and the pages of games no config trains at the budget say so. Then
-the results page, docs/results/training.md: its `training`, `training-timing` and
-`training-exploitability` sections from a `quick` report of every config, its
-`training-full` section from the `full` report: the targets table (configs/targets.yaml), the
-rows of the configs the targets judge, and the names of those not trained yet.
+training. With `--runs STORE` the budget's planned runs (of `--games`, else of every config)
+are first archived from that run store (a run no config plans goes); `make train` does that
+after its sweep. The report is always of every config archived, whatever `--games` chose.
+The repository's report (`docs.tools.report`) goes to docs/training (the `quick` budget) or
+docs/training/full (`full`: of every config its archive holds, since each full-budget sweep is
+of a few configs), each trained game's training section to docs/games/<game>.md, and the pages
+of games no config trains at the budget say so. Then the results page,
+docs/results/training.md: its `training`, `training-timing` and `training-exploitability`
+sections from a `quick` report of every config, its `training-full` section from the `full`
+report: the targets table (configs/targets.yaml), the rows of the configs the targets judge,
+and the names of those not trained yet.
 """
 
 from __future__ import annotations
@@ -161,25 +162,24 @@ def write_training_docs(
     page = results_page(docs) if page is None else page
     if budget == "full":
         check_markers(page, "training-full")  # refused before the report, not after
-    elif games is None:
+    else:
         for name in ("training", "training-timing", "training-exploitability"):
             check_markers(page, name)
     if runs is not None:
         archive_runs(configs, budget, runs, archive_folder(docs), games)
     archive = Archive(archive_folder(docs) / budget)
-    if budget == "full":
-        # Full-budget runs take hours: the report is of every config archived so far, whichever
-        # `games` this call archived.
-        games = archived_configs(archive.folder, configs) or games
+    # `games` chooses what this call archives; the report is of every config archived so far
+    # (at the full budget those some sweep trained; at the quick one every config), so a
+    # sweep of a few games never leaves a report of only those.
+    reported = (archived_configs(archive.folder, configs) or games) if budget == "full" else None
     reproduce = "`make demo`" if budget == "quick" else None
-    report = make_report(configs, budget, archive, report_folder(budget, docs), games, reproduce)
+    report = make_report(configs, budget, archive, report_folder(budget, docs), reported, reproduce)
     write_game_pages(report, docs)
     write_untrained_pages(configs, budget, docs)
-    if budget == "full" or games is None:  # the report is of every archived run
-        write_unreported_pages(configs, report, docs)
-    if budget == "quick" and games is None:
+    write_unreported_pages(configs, report, docs)
+    if budget == "quick":
         write_quick_sections(report, page)
-    elif budget == "full":
+    else:
         write_full_section(report, page, full_configs)
     remove_unreferenced_figures(report.out, docs)
     return report
