@@ -279,12 +279,12 @@ def test_a_quick_report_of_a_few_games_keeps_every_archived_config(tmp_path, mon
     page's sections stay of every config (not only of the games archived this time)."""
     from docs.tools.training_report import write_training_docs
 
-    budget = {"timesteps": 20_000, "eval_every": 20_000}
+    budget = {"timesteps": 5_000, "eval_every": 5_000}
     configs = write_configs(
         tmp_path / "configs",
         {
-            "sum_avoid/qlearning": {"algo": "qlearning", "budget": budget},
-            "d20_rounds/qlearning": {"algo": "qlearning", "budget": budget},
+            "sum_avoid/qlearning": {"algo": "qlearning", "budget": budget, "seeds": [0]},
+            "d20_rounds/qlearning": {"algo": "qlearning", "budget": budget, "seeds": [0]},
         },
     )
     runs = tmp_path / "runs"
