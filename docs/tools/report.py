@@ -693,7 +693,8 @@ class Report:
 
 def _gap_figures(groups, by_game, budget: str, out: Path) -> tuple[dict[str, str], set[str]]:
     """Draw `out`/<stem>.png (relative gap and agreement against steps) per figure group,
-    and `out`/<stem>_values.png (the learners' value errors) where every run recorded them;
+    and `out`/<stem>_values.png (the learners' value errors) of the configs whose runs all
+    recorded them (self-play runs do not);
     return the titles by stem and the stems with a value-error figure."""
     titles, valued = {}, set()
     for game, paths in by_game.items():
@@ -708,8 +709,13 @@ def _gap_figures(groups, by_game, budget: str, out: Path) -> tuple[dict[str, str
             _plot_sampled(titles[game], budget, series, references, out / f"{game}.png")
             continue
         plot_training(titles[game], budget, series, references, out / f"{game}.png")
-        if all("value_abs_error" in r["curve"][-1] for rs in paths.values() for r in rs):
-            plot_value_errors(titles[game], budget, series, out / f"{game}_values.png")
+        recorded = {
+            label: results
+            for label, results in series.items()
+            if all("value_abs_error" in r["curve"][-1] for r in results)
+        }
+        if recorded:
+            plot_value_errors(titles[game], budget, recorded, out / f"{game}_values.png")
             valued.add(game)
     return titles, valued
 
