@@ -96,9 +96,9 @@ def check_space(sb3_model: Any, model: Any) -> None:
 def _greedy(sb3_model: Any) -> tuple[Callable, bool]:
     """ask(rows, legal) -> the model's greedy actions, and whether it takes masks."""
     masked = "action_masks" in inspect.signature(sb3_model.predict).parameters
-    fast = _categorical_greedy(getattr(sb3_model, "policy", None), masked)
-    if fast is not None:
-        return fast, masked
+    head = CategoricalHead.of(getattr(sb3_model, "policy", None), masked)
+    if head is not None:
+        return head.greedy, masked
 
     def ask(rows: np.ndarray, legal: np.ndarray | None) -> np.ndarray:
         extra = {"action_masks": legal} if masked else {}
@@ -116,6 +116,9 @@ def _distribution(sb3_model: Any) -> tuple[Callable, bool]:
             f"(PPO, MaskablePPO, A2C); got {type(sb3_model).__name__}"
         )
     masked = "action_masks" in inspect.signature(policy.get_distribution).parameters
+    head = CategoricalHead.of(policy, masked)
+    if head is not None:
+        return head.probabilities, masked
 
     def ask(rows: np.ndarray, legal: np.ndarray | None) -> np.ndarray:
         import torch
@@ -129,33 +132,155 @@ def _distribution(sb3_model: Any) -> tuple[Callable, bool]:
     return ask, masked
 
 
-def _categorical_greedy(policy: Any, masked: bool) -> Callable | None:
-    """`predict(obs, deterministic=True)` of an SB3 actor-critic policy with a categorical
-    action head, as the same torch operations without predict's per-call checks and the
-    distribution objects it builds (a third of its time on Yahtzee's batches): features,
-    the actor's latent, the logits, masked logits as MaskableCategorical masks them, the
-    most probable action. None for any other policy (then `predict` itself is asked)."""
-    needed = ("obs_to_tensor", "pi_features_extractor", "mlp_extractor", "action_net")
-    if policy is None or not all(hasattr(policy, name) for name in needed):
-        return None
-    if type(getattr(policy, "action_dist", None)).__name__ not in GREEDY_DISTRIBUTIONS:
-        return None
+# Rows whose best two masked logits are closer than this (relative to the best, at least 1)
+# take the whole probability computation for their greedy action: there float32 round-off in
+# the normalisations and the softmax could tie the two (about 800 float32 ulps: it cannot).
+NEAR_TIE = 1e-4
+# In-place forms of the activations SB3's MlpPolicy builds (`policy_kwargs.activation_fn`).
+IN_PLACE = {
+    "Tanh": lambda x, module: x.tanh_(),
+    "ReLU": lambda x, module: x.relu_(),
+    "ELU": lambda x, module: _functional().elu_(x, module.alpha),
+    "LeakyReLU": lambda x, module: _functional().leaky_relu_(x, module.negative_slope),
+}
+
+
+def _functional():
     import torch
-    from stable_baselines3.common.preprocessing import preprocess_obs
 
-    policy.set_training_mode(False)
-    space, images = policy.observation_space, policy.normalize_images
+    return torch.nn.functional
 
-    def ask(rows: np.ndarray, legal: np.ndarray | None) -> np.ndarray:
+
+class CategoricalHead:
+    """An SB3 actor-critic policy with a categorical action head, asked by the same torch
+    operations as its `predict` and `get_distribution`, bit for bit (tests), without their
+    per-call checks, their distribution objects and SB3's `preprocess_obs` (a one-hot tensor
+    per component, concatenated; `network_input` writes them with one `scatter_`): the
+    features, the actor's layers (in place where they are SB3's Linear and activation
+    modules), the action logits; then the probabilities as torch's Categorical normalises
+    them and, for a maskable policy, as sb3_contrib's MaskableCategorical masks and normalises
+    them again. The greedy action skips the probabilities where they cannot change it: it is
+    the best legal logit wherever the best two are not within `NEAR_TIE`."""
+
+    def __init__(self, policy: Any, masked: bool) -> None:
+        import torch
+
+        self.policy, self.masked = policy, masked
+        policy.set_training_mode(False)
+        self.encode = network_input(policy)
+        self.floor = torch.tensor(HUGE_NEGATIVE_LOGIT)
+        extractor = type(policy.pi_features_extractor).__name__
+        layers = list(getattr(policy.mlp_extractor, "policy_net", []))
+        plain = all(type(m).__name__ == "Linear" or type(m).__name__ in IN_PLACE for m in layers)
+        self.layers = layers if extractor == "FlattenExtractor" and plain else None
+
+    @classmethod
+    def of(cls, policy: Any, masked: bool) -> CategoricalHead | None:
+        """The head of `policy`, or None where it is not such a policy (SB3 is asked then)."""
+        needed = ("pi_features_extractor", "mlp_extractor", "action_net", "observation_space")
+        if policy is None or not all(hasattr(policy, name) for name in needed):
+            return None
+        if type(getattr(policy, "action_dist", None)).__name__ not in GREEDY_DISTRIBUTIONS:
+            return None
+        return cls(policy, masked)
+
+    def logits(self, rows: np.ndarray) -> Any:
+        """The action logits of `rows` (call under torch.no_grad)."""
+        import torch.nn.functional as F
+
+        policy, x = self.policy, self.encode(rows)
+        if self.layers is None:
+            latent = policy.mlp_extractor.forward_actor(policy.pi_features_extractor(x))
+            return policy.action_net(latent)
+        for module in self.layers:  # FlattenExtractor leaves a batch of vectors as it is
+            if type(module).__name__ == "Linear":
+                x = F.linear(x, module.weight, module.bias)
+            else:
+                x = IN_PLACE[type(module).__name__](x, module)
+        return policy.action_net(x)
+
+    def _masked(self, logits: Any, legal: np.ndarray | None) -> Any:
+        import torch
+
+        allowed = torch.as_tensor(np.asarray(legal, bool)).reshape(logits.shape)
+        return torch.where(allowed, logits, self.floor)
+
+    def _probabilities(self, logits: Any, legal: np.ndarray | None) -> Any:
+        """Categorical's probabilities of `logits` (masked as MaskableCategorical masks)."""
+        import torch
+
+        logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+        if self.masked:
+            if legal is not None:
+                logits = self._masked(logits, legal)
+            logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+        return torch.softmax(logits, dim=-1)
+
+    def probabilities(self, rows: np.ndarray, legal: np.ndarray | None) -> np.ndarray:
+        """(n, actions) float64: the policy's action probabilities, as SB3's distribution."""
+        import torch
+
         with torch.no_grad():
-            tensor, _ = policy.obs_to_tensor(rows)
-            features = policy.pi_features_extractor(preprocess_obs(tensor, space, images))
-            logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
-            if masked and legal is not None:
-                allowed = torch.as_tensor(np.asarray(legal), device=logits.device)
-                floor = torch.tensor(HUGE_NEGATIVE_LOGIT, dtype=logits.dtype, device=logits.device)
-                logits = torch.where(allowed, logits, floor)
-            probs = torch.distributions.Categorical(logits=logits, validate_args=False).probs
-            return probs.argmax(dim=1).cpu().numpy()
+            return self._probabilities(self.logits(rows), legal).numpy().astype(np.float64)
 
-    return ask
+    def greedy(self, rows: np.ndarray, legal: np.ndarray | None) -> np.ndarray:
+        """(n,) the most probable actions, as SB3's `predict(deterministic=True)`."""
+        import torch
+
+        with torch.no_grad():
+            logits = self.logits(rows)
+            if logits.shape[-1] < 2:
+                return np.zeros(len(logits), dtype=np.int64)
+            masked = self._masked(logits, legal) if self.masked and legal is not None else logits
+            top = masked.topk(2, dim=-1)
+            best, second = top.values[:, 0], top.values[:, 1]
+            actions = top.indices[:, 0]
+            near = (best - second) <= NEAR_TIE * best.abs().clamp(min=1.0)
+            if near.any():
+                rows_near = near.nonzero().reshape(-1)
+                part = None if legal is None else np.asarray(legal)[rows_near.numpy()]
+                probs = self._probabilities(logits[rows_near], part)
+                actions[rows_near] = probs.argmax(dim=-1)
+            return actions.numpy()
+
+
+def network_input(policy: Any) -> Callable:
+    """encode(rows) -> what SB3's `preprocess_obs(policy.obs_to_tensor(rows)[0], ...)` gives
+    the policy's features extractor (equal to it: a test): for a MultiDiscrete space the
+    one-hot of every component written by one `scatter_` into one float32 tensor, for a
+    Discrete space its one-hot, for a Box that is not an image the rows as float32; any other
+    space through SB3's own functions."""
+    import torch
+    from stable_baselines3.common.preprocessing import is_image_space, preprocess_obs
+
+    space = policy.observation_space
+    if isinstance(space, spaces.MultiDiscrete) and space.nvec.ndim == 1:
+        nvec = space.nvec.astype(np.int64)
+        offsets = torch.as_tensor(np.concatenate(([0], np.cumsum(nvec)[:-1])))
+        width = int(nvec.sum())
+
+        def one_hot(rows: np.ndarray) -> Any:
+            index = torch.as_tensor(np.asarray(rows, np.int64).reshape(-1, len(nvec))) + offsets
+            return torch.zeros((len(index), width)).scatter_(1, index, 1.0)
+
+        return one_hot
+    if isinstance(space, spaces.Discrete):
+        size, start = int(space.n), int(space.start)
+
+        def discrete(rows: np.ndarray) -> Any:
+            index = torch.as_tensor(np.asarray(rows, np.int64).reshape(-1) - start)
+            return torch.nn.functional.one_hot(index, size).float()
+
+        return discrete
+    if isinstance(space, spaces.Box) and not is_image_space(space):
+
+        def box(rows: np.ndarray) -> Any:
+            return torch.as_tensor(np.asarray(rows, np.float32).reshape((-1, *space.shape)))
+
+        return box
+
+    def generic(rows: np.ndarray) -> Any:
+        tensor, _ = policy.obs_to_tensor(rows)
+        return preprocess_obs(tensor, space, policy.normalize_images)
+
+    return generic

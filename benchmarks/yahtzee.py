@@ -51,13 +51,14 @@ print(json.dumps({{
 
 
 EVALUATION_CHILD = """
-import json, resource, time
+import json, os, resource, time
 import numba
 import numpy as np
 from baselines.yahtzee import solve_yahtzee
 from baselines.yahtzee_evaluation import evaluate_yahtzee
 from dice_envs.policies import batched
 solution = solve_yahtzee(joker="forced")
+deterministic = True
 if {policy!r} == "numpy":
     def keep_high_then_last_open(obs):  # reroll dice below 4, else score in the last open box
         faces = np.repeat(np.tile(np.arange(1, 7), (len(obs), 1)).ravel(), obs[:, :6].ravel())
@@ -68,10 +69,12 @@ if {policy!r} == "numpy":
 else:
     import gymnasium as gym, torch
     from sb3_contrib import MaskablePPO
+    torch.set_num_threads(len(os.sched_getaffinity(0)))  # as a run evaluates
     torch.manual_seed(0)
     policy = MaskablePPO("MlpPolicy", gym.make("dice_envs/Yahtzee-v0"), seed=0,
-                         policy_kwargs=dict(net_arch=[64, 64]), device="cpu")
-evaluation = evaluate_yahtzee(policy, solution=solution)
+                         policy_kwargs=dict(net_arch={net_arch!r}), device="cpu")
+    deterministic = {policy!r} == "maskable-ppo"
+evaluation = evaluate_yahtzee(policy, solution=solution, deterministic=deterministic)
 print(json.dumps({{
     "policy": {policy!r},
     "value": evaluation.value,
@@ -84,43 +87,121 @@ print(json.dumps({{
     "numba_threads": numba.get_num_threads(),
 }}))
 """
-EVALUATION_POLICIES = ("numpy", "maskable-ppo")
+# The policies evaluated: a numpy rule, then configs/yahtzee/ppo.yaml's network (untrained:
+# the time depends on the network's size and the decisions its play reaches), greedy and by
+# its action distribution (deterministic=False).
+EVALUATION_POLICIES = ("numpy", "maskable-ppo", "maskable-ppo-stochastic")
+NET_ARCH = [128, 128]
 EVALUATION_SOLVES_TARGET = 2.0  # a batched policy: at most 2x the solve plus its inference
 MASKABLE_SECONDS_TARGET = 600.0
+
+DECISIONS_CHILD = """
+import json, os, time
+import gymnasium as gym
+import numpy as np
+import torch
+torch.set_num_threads(len(os.sched_getaffinity(0)))
+from sb3_contrib import MaskablePPO
+from baselines.yahtzee_evaluation import policy_asker
+from dice_envs.games.yahtzee import Yahtzee
+torch.manual_seed(0)
+model = MaskablePPO("MlpPolicy", gym.make("dice_envs/Yahtzee-v0"), seed=0,
+                    policy_kwargs=dict(net_arch={net_arch!r}), device="cpu")
+# Decisions of every kind: whole games of uniformly random legal play.
+env = gym.make_vec("dice_envs/Yahtzee-v0", num_envs=-(-{batch} // 39))
+obs, info = env.reset(seed=0)
+rng = np.random.default_rng(0)
+seen, masks = [], []
+for _ in range(39):
+    legal = info["action_mask"].astype(bool)
+    seen.append(obs); masks.append(legal)
+    obs, _, _, _, info = env.step((rng.random(legal.shape) * legal).argmax(axis=1))
+obs, masks = np.concatenate(seen)[:{batch}], np.concatenate(masks)[:{batch}]
+greedy = policy_asker(model, Yahtzee())
+played = policy_asker(model, Yahtzee(), deterministic=False)
+def best_seconds(ask):
+    times = []
+    for _ in range({repeats}):
+        start = time.perf_counter(); answer = ask(); times.append(time.perf_counter() - start)
+    return min(times), answer
+fast, actions = best_seconds(lambda: greedy.ask(obs, masks))
+sb3, expected = best_seconds(lambda: model.predict(obs, deterministic=True, action_masks=masks)[0])
+assert (actions == expected).all()
+fast_probs, probs = best_seconds(lambda: played.ask(obs, masks))
+def sb3_distribution():
+    with torch.no_grad():
+        tensor = model.policy.obs_to_tensor(obs)[0]
+        return model.policy.get_distribution(tensor, action_masks=masks).distribution.probs
+sb3_probs, expected = best_seconds(sb3_distribution)
+assert (probs == expected.numpy().astype(np.float64)).all()
+per_million = 1e6 / len(obs)
+print(json.dumps({{
+    "decisions": len(obs), "torch_threads": torch.get_num_threads(),
+    "greedy_seconds_per_million": fast * per_million,
+    "predict_seconds_per_million": sb3 * per_million,
+    "stochastic_seconds_per_million": fast_probs * per_million,
+    "get_distribution_seconds_per_million": sb3_probs * per_million,
+}}))
+"""
+DECISION_BATCH = 65_536  # `baselines.policy_forms.PREDICT_BATCH`: the evaluation's batches
 
 
 def evaluate_in_fresh_process(policy: str) -> dict:
     """One full-game exact evaluation in a new interpreter (the solve measured beside it)."""
-    done = subprocess.run(
-        [sys.executable, "-c", EVALUATION_CHILD.format(policy=policy)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    child = EVALUATION_CHILD.format(policy=policy, net_arch=NET_ARCH)
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def evaluation_table(rows: list[dict]) -> str:
+def decisions_in_fresh_process(repeats: int) -> dict:
+    """The network's time per million decisions through the evaluation's fast path and
+    through SB3's `predict` (and `get_distribution`), on one batch of real decisions."""
+    child = DECISIONS_CHILD.format(net_arch=NET_ARCH, batch=DECISION_BATCH, repeats=repeats)
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def evaluation_table(rows: list[dict], decisions: dict) -> str:
     """Each evaluation against its target: the numpy policy's time without its inference
-    within 2x the solve; the MaskablePPO MLP's whole time within 10 minutes."""
+    within 2x the solve; each of the MaskablePPO network's whole times within 10 minutes;
+    then its time per million decisions beside SB3's own calls."""
     lines = []
+    net = f"{len(NET_ARCH)}x{NET_ARCH[0]}" if len(set(NET_ARCH)) == 1 else str(NET_ARCH)
     for r in rows:
         own = r["evaluation_seconds"] - r["policy_seconds"]
         if r["policy"] == "numpy":
+            what = "numpy policy"
             target = (
                 f"at most {EVALUATION_SOLVES_TARGET:.0f}x the solve ({r['solve_seconds']:.1f} s)"
             )
             ok = own <= EVALUATION_SOLVES_TARGET * r["solve_seconds"]
         else:
+            what = f"{net} MaskablePPO, " + (
+                "its action distribution" if r["policy"].endswith("stochastic") else "greedy"
+            )
             target = f"at most {MASKABLE_SECONDS_TARGET / 60:.0f} min in all"
             ok = r["evaluation_seconds"] <= MASKABLE_SECONDS_TARGET
         lines.append([
-            f"exact evaluation, {r['policy']} policy ({r['decisions_asked']:,} decisions asked)",
+            f"exact evaluation, {what} ({r['decisions_asked']:,} decisions asked)",
             f"{r['evaluation_seconds']:.0f} s: {r['policy_seconds']:.0f} s asking the policy,"
             f" {own:.1f} s its own work ({own / r['solve_seconds']:.2f}x the solve's"
             f" {r['solve_seconds']:.1f} s)",
             target,
             _met(ok),
+        ])  # fmt: skip
+    d = decisions
+    for kind, fast, sb3, call in (
+        ("greedy", "greedy", "predict", "`predict`"),
+        ("its action distribution", "stochastic", "get_distribution", "`get_distribution`"),
+    ):
+        ratio = d[f"{sb3}_seconds_per_million"] / d[f"{fast}_seconds_per_million"]
+        lines.append([
+            f"a million decisions of the {net} MaskablePPO, {kind} (batches of"
+            f" {d['decisions']:,} decisions of every kind, {d['torch_threads']} torch threads)",
+            f"{d[f'{fast}_seconds_per_million']:.2f} s; SB3's {call}"
+            f" {d[f'{sb3}_seconds_per_million']:.2f} s ({ratio:.1f}x as long), the same answers",
+            "no target",
+            "",
         ])  # fmt: skip
     return markdown_table(["what", "measured", "target", "status"], lines)
 
@@ -147,6 +228,7 @@ def measure(steps: int, repeats: int) -> dict:
         "env": envs[-1],
         "vector_env": vector_row(ENV_ID, repeats),
         "evaluations": [evaluate_in_fresh_process(policy) for policy in EVALUATION_POLICIES],
+        "decisions": decisions_in_fresh_process(repeats),
     }
 
 
@@ -237,7 +319,7 @@ def report_text(results: dict, steps: int, repeats: int) -> str:
         " fresh process; the time asking the policy is the time inside its calls, building"
         " its observations and masks is the evaluation's own; the evaluation's compiled loops"
         f" run on {threads} numba threads, the solve on one)\n\n"
-        + evaluation_table(results["evaluations"])
+        + evaluation_table(results["evaluations"], results["decisions"])
         + "\n"
     )
 

@@ -250,3 +250,58 @@ def test_an_sb3_model_is_asked_as_its_predict_answers():
     probs = as_policy(model, fold, deterministic=False).answer(grid, legal)
     assert probs.shape == (len(grid), 2) and np.allclose(probs.sum(axis=1), 1.0)
     assert (probs[~legal] == 0).all()
+
+
+@pytest.mark.parametrize("algo", ["MaskablePPO", "PPO"])
+@pytest.mark.parametrize("activation", ["tanh", "relu", "elu", "leaky_relu"])
+def test_an_sb3_networks_greedy_action_is_predicts_at_ties_and_near_ties(algo, activation):
+    """The greedy action skips the probabilities only where they cannot change it: logits
+    with exact ties, ties one float32 step apart, a masked best and wide gaps all give
+    SB3's own answer (argmax of the distribution's probabilities); and the network's layers,
+    run in place, give its modules' logits bit for bit, whatever the activation."""
+    pytest.importorskip("sb3_contrib")
+    import sb3_contrib
+    import stable_baselines3
+    import torch
+
+    from baselines.policy_forms import CategoricalHead
+    from dice_envs.envs.sb3 import DiceSB3VecEnv
+    from training.ppo import sb3_kwargs
+
+    cls = getattr(sb3_contrib, algo, None) or getattr(stable_baselines3, algo)
+    kwargs = sb3_kwargs({"policy_kwargs": {"net_arch": [8, 8], "activation_fn": activation}})
+    env = DiceSB3VecEnv("dice_envs/Yahtzee-v0", num_envs=2)
+    model = cls("MlpPolicy", env, seed=2, device="cpu", **kwargs)
+    masked = algo == "MaskablePPO"
+    head = CategoricalHead.of(model.policy, masked)
+    assert head.layers is not None  # the in-place path is the one tested
+    rng = np.random.default_rng(2)
+    obs = (rng.random((500, 22)) * env.observation_space.nvec).astype(np.int64)
+    with torch.no_grad():
+        modules = model.policy.action_net(
+            model.policy.mlp_extractor.forward_actor(head.encode(obs))
+        )
+        assert torch.equal(head.logits(obs), modules)
+    base = rng.normal(size=(6, 45)).astype(np.float32) * 3
+    crafted = np.repeat(base, 8, axis=0)
+    for i in range(0, len(crafted), 8):  # per row: the best two tied, or 1-3 ulps apart
+        best = crafted[i].argmax()
+        for j, other in enumerate((0, 44, best - 1, best + 1)):
+            row = crafted[i + j]
+            row[other % 45] = row[best]
+            row2 = crafted[i + 4 + j]
+            row2[other % 45] = np.nextafter(row2[best], np.float32(-np.inf) if j % 2 else np.inf)
+    crafted = np.concatenate((crafted, rng.normal(size=(40, 45)).astype(np.float32) * 50))
+    legal = rng.random(crafted.shape) < 0.8
+    legal[:, 0] = True
+    legal[len(base) * 8 :: 2] = True
+    head.logits = lambda rows: torch.from_numpy(crafted.copy())
+    got = head.greedy(np.zeros((len(crafted), 22), np.int64), legal)
+    logits = torch.from_numpy(crafted)
+    if masked:
+        from sb3_contrib.common.maskable.distributions import MaskableCategorical
+
+        want = MaskableCategorical(logits=logits, masks=legal).probs.argmax(dim=1)
+    else:
+        want = torch.distributions.Categorical(logits=logits).probs.argmax(dim=1)
+    np.testing.assert_array_equal(got, want.numpy())

@@ -239,28 +239,111 @@ def test_bad_input_is_refused():
         solution.action_values_batch(np.zeros((1, 22), dtype=np.int64))
 
 
-@pytest.mark.parametrize("algo", ["MaskablePPO", "PPO"])
-def test_sb3_models_answer_as_their_predict(algo):
-    """The evaluation asks an SB3 model through its torch modules, not `predict`: the actions
-    must be `predict`'s, masked where the model takes masks."""
+def played_decisions(games: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and masks of every kind of Yahtzee decision (three, two and no rolls left,
+    every turn of the game, jokers and bonuses as they come): `games` whole games of uniformly
+    random legal play in the native vector env."""
+    import gymnasium as gym
+
+    env = gym.make_vec(ENV_ID, num_envs=games)
+    obs, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    seen, masks = [], []
+    for _ in range(13 * 3):
+        legal = info["action_mask"].astype(bool)
+        seen.append(obs)
+        masks.append(legal)
+        weights = rng.random(legal.shape) * legal
+        obs, _, _, _, info = env.step(weights.argmax(axis=1))
+    return np.concatenate(seen), np.concatenate(masks)
+
+
+def sb3_model(algo: str, net_arch: list[int], seed: int):
     import gymnasium as gym
     import sb3_contrib
     import stable_baselines3
 
     cls = getattr(sb3_contrib, algo, None) or getattr(stable_baselines3, algo)
-    env = gym.make(ENV_ID)
-    model = cls("MlpPolicy", env, seed=3, policy_kwargs={"net_arch": [16]}, device="cpu")
-    rng = np.random.default_rng(3)
-    obs = (rng.random((3000, 22)) * env.observation_space.nvec).astype(np.int64)
-    masks = rng.random((3000, 45)) < 0.3
-    masks[:, 44] = True
+    return cls(
+        "MlpPolicy", gym.make(ENV_ID), seed=seed, policy_kwargs={"net_arch": net_arch}, device="cpu"
+    )
+
+
+@pytest.mark.parametrize("algo", ["MaskablePPO", "PPO"])
+def test_sb3_models_answer_as_their_predict(algo):
+    """The evaluation asks an SB3 model (the 2x128 network of configs/yahtzee/ppo.yaml)
+    through its torch modules, not `predict`: on decisions of every kind its actions are
+    `predict`'s, masked where the model takes masks, and its probabilities (deterministic=False)
+    are those of SB3's own action distribution, bit for bit."""
+    import torch
+    from stable_baselines3.common.preprocessing import preprocess_obs
+
+    from baselines.policy_forms import network_input
+
+    model = sb3_model(algo, [128, 128], seed=3)
+    obs, masks = played_decisions(games=128, seed=3)
+    assert set(np.unique(obs[:, 6])) == {0, 1, 2}  # every number of rolls left
     asker = policy_asker(model, Yahtzee())
     assert asker.needs_legal == (algo == "MaskablePPO")
     extra = {"action_masks": masks} if asker.needs_legal else {}
     want = model.predict(obs, deterministic=True, **extra)[0]
     np.testing.assert_array_equal(asker.ask(obs, masks), want)
     if asker.needs_legal:
-        assert masks[np.arange(3000), want].all()
+        assert masks[np.arange(len(obs)), want].all()
+    policy = model.policy
+    with torch.no_grad():
+        tensor = policy.obs_to_tensor(obs)[0]
+        assert torch.equal(
+            network_input(policy)(obs), preprocess_obs(tensor, policy.observation_space)
+        )
+        sb3_probs = policy.get_distribution(tensor, **extra).distribution.probs.numpy()
+    probs = policy_asker(model, Yahtzee(), deterministic=False).ask(obs, masks)
+    assert probs.dtype == np.float64
+    np.testing.assert_array_equal(probs, sb3_probs.astype(np.float64))
+
+
+def test_an_sb3_model_is_never_asked_through_predict(monkeypatch):
+    """Neither SB3's `predict` nor its `get_distribution` is called when the evaluation asks
+    a model, greedy or stochastic (tests/test_yahtzee_training.py: nor in a run)."""
+
+    def refused(*args, **kwargs):
+        raise AssertionError("SB3's own per-call path was taken")
+
+    model = sb3_model("MaskablePPO", [16], seed=0)
+    monkeypatch.setattr(type(model), "predict", refused)
+    monkeypatch.setattr(type(model.policy), "get_distribution", refused)
+    solution = optimal_solution("forced", ["chance"])
+    greedy = evaluate_yahtzee(model, solution=solution)
+    played = evaluate_yahtzee(model, solution=solution, deterministic=False)
+    assert 0 < played.value <= solution.value and 0 < greedy.value <= solution.value
+
+
+@pytest.mark.parametrize("boxes", [["chance"], ["yahtzee"]], ids=str)
+def test_an_sb3_models_played_policy_scores_as_the_plain_recursion(boxes):
+    """deterministic=False scores the policy a MaskablePPO plays, its action distribution:
+    the sweep (asking the fast path in batches) equals the plain recursion asking SB3's own
+    `get_distribution` one observation at a time, masked as the env masks."""
+    import torch
+
+    from training.qlearning import legal_masks
+
+    model = sb3_model("MaskablePPO", [32, 32], seed=1)
+    game = Yahtzee(boxes=boxes)
+
+    def sb3_probabilities(obs):
+        with torch.no_grad():
+            tensor = model.policy.obs_to_tensor(obs)[0]
+            masks = legal_masks(game, obs)
+            distribution = model.policy.get_distribution(tensor, action_masks=masks)
+            probs = distribution.distribution.probs.numpy().astype(np.float64)
+        return probs / probs.sum(axis=1, keepdims=True)  # as every evaluation takes float32's
+
+    expected = PlainEvaluation(game, batched(sb3_probabilities)).value(game.start)
+    solution = optimal_solution("forced", boxes)
+    played = evaluate_yahtzee(model, solution=solution, deterministic=False)
+    assert played.value == pytest.approx(expected, abs=1e-9)
+    greedy = evaluate_yahtzee(model, solution=solution)
+    assert played.value != pytest.approx(greedy.value, abs=1e-6)  # not its greedy policy
 
 
 def test_policies_get_read_only_observations():

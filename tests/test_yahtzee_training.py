@@ -130,10 +130,31 @@ def _check_report(tmp_path: Path) -> None:
     assert not report.drawn and not report.mapped and list(out.glob("*.png"))
 
 
-def test_ppo_run_end_to_end_and_resume(tmp_path):
+def test_ppo_run_end_to_end_and_resume(tmp_path, monkeypatch):
+    """A MaskablePPO run, whose every evaluation asks the model by the fast path (SB3's
+    `predict` and `get_distribution` refused here), scored at the end both greedy and by
+    the policy it plays (its action distribution, keys `stochastic_`), each timed."""
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    def refused(*args, **kwargs):
+        raise AssertionError("SB3's own per-call path was taken")
+
+    monkeypatch.setattr(MaskablePPO, "predict", refused)
+    monkeypatch.setattr(MaskableActorCriticPolicy, "get_distribution", refused)
     whole, resumed = _run_and_resume(PPO, tmp_path, stop_after=128)
     _check_run(whole, Path(whole["run_dir"]), [0, 128, 256])
     assert whole["agent"] == "MaskablePPO"
+    played = baselines.evaluate(
+        Path(whole["run_dir"]) / "policy.zip", ENV_ID, boxes=BOXES, deterministic=False
+    )
+    assert whole["stochastic_value"] == pytest.approx(played.value, abs=1e-12)
+    assert whole["stochastic_gap"] == pytest.approx(played.gap, abs=1e-12)
+    assert whole["stochastic_value"] != pytest.approx(whole["value"], abs=1e-6)
+    timing = json.loads((Path(whole["run_dir"]) / "timing.json").read_text())
+    assert timing["exact_evaluation"]["steps"] == 256
+    assert timing["exact_evaluation"]["seconds"] > 0
+    assert timing["exact_evaluation"]["stochastic_seconds"] > 0
     replayed = baselines.evaluate(Path(whole["run_dir"]), ENV_ID, boxes=BOXES)
     assert replayed.value == pytest.approx(whole["value"], abs=1e-12)
     assert _compared(resumed) == _compared(whole)

@@ -230,10 +230,12 @@ class SampledScorer:
             "optimal_value": optimal,
         }
 
-    def exact(self, policy: Any) -> tuple[dict[str, Any], float]:
+    def exact(self, policy: Any, **options: Any) -> tuple[dict[str, Any], float]:
         """The exact evaluation of `policy`: its numbers (value, optimal value, gap, relative
-        gap, agreement, `losses_by_turn` as nested lists) and the seconds it took."""
-        evaluation = baselines.evaluate(policy, self.env_id, **self.env_kwargs)
+        gap, agreement, `losses_by_turn` as nested lists) and the seconds it took. `options`
+        go to `baselines.evaluate` (`deterministic=False`: an SB3 model's action
+        distribution, `obs_transform`)."""
+        evaluation = baselines.evaluate(policy, self.env_id, **options, **self.env_kwargs)
         result = evaluation.as_dict()
         seconds = result.pop("seconds")  # a time: it goes to timing.json
         result["losses_by_turn"] = np.asarray(evaluation.losses_by_turn).tolist()

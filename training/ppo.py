@@ -8,9 +8,11 @@ exact evaluation always scores the policy on the unscaled game.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import io
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -62,7 +64,7 @@ class ScaledReward(gym.RewardWrapper):
 
 
 class Predictor:
-    """SB3's `predict` on raw observations, whatever encoding the model was trained on."""
+    """SB3's `predict` on raw observations, for a model trained on normalised ones."""
 
     def __init__(self, model, scale: np.ndarray | None, masked: bool) -> None:
         self.model, self.scale, self.masked = model, scale, masked
@@ -271,8 +273,40 @@ class PPOAgent:
             self.training_seconds += time.perf_counter() - clock[0]
             clock[0] = time.perf_counter()
 
-    def predictor(self) -> Predictor:
+    def predictor(self):
+        """The greedy policy on raw observations, as every policy argument takes it: the SB3
+        model itself where it was trained on them (one-hot: SB3 encodes inside), so the
+        exact evaluations reach `baselines.policy_forms`' fast path; else a `Predictor`."""
+        if self.scale is None:
+            return self.model
         return Predictor(self.model, self.scale, self.masked)
+
+    def stochastic_policy(self) -> dict[str, Any]:
+        """The policy it plays, its action distribution, as `baselines.evaluate`'s arguments."""
+        return {"policy": self.model, "obs_transform": self._transform(), "deterministic": False}
+
+    def _transform(self):
+        """Raw observations as the model was trained on them (None: as they are)."""
+        scale = self.scale
+        if scale is None:
+            return None
+
+        def transform(obs):
+            return np.asarray(obs, np.float32).reshape(-1, len(scale)) / scale
+
+        return transform
+
+    @contextlib.contextmanager
+    def inference_threads(self):
+        """Torch on every core this process may use (the exact evaluations' large batches),
+        then back to the one thread training uses."""
+        before = torch.get_num_threads()
+        cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+        torch.set_num_threads(len(cores) if cores else os.cpu_count() or 1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
 
     def critic_values(self, tables) -> np.ndarray:
         """The critic's V at every state of `tables`, in the game's reward units (the training
@@ -294,16 +328,8 @@ class PPOAgent:
         `tables`, read from its action distribution, masked as it was trained."""
         import baselines
 
-        scale = self.scale
-        if scale is None:
-            transform = None
-        else:
-
-            def transform(obs):
-                return np.asarray(obs, np.float32).reshape(-1, len(scale)) / scale
-
         return baselines.policy_probabilities(
-            self.model, tables, obs_transform=transform, deterministic=False
+            self.model, tables, obs_transform=self._transform(), deterministic=False
         )
 
     def grid_probabilities(self, game) -> np.ndarray:
@@ -417,7 +443,8 @@ class SelfPlayPPOAgent(PPOAgent):
     def greedy_table(self) -> np.ndarray:
         """The greedy action at every observation of the grid, as the mover sees it."""
         grid, legal = self.scorer.grid
-        actions, _ = self.predictor().predict(grid, deterministic=True, action_masks=legal)
+        extra = {"action_masks": legal} if self.masked else {}
+        actions, _ = self.predictor().predict(grid, deterministic=True, **extra)
         return np.asarray(actions, dtype=np.int8).reshape(self.scorer.game.observation_nvec)
 
     def stochastic_table(self) -> np.ndarray:

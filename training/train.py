@@ -16,6 +16,7 @@ edited learner is never a stale read-back: the run is moved aside and trained af
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import pickle
@@ -387,12 +388,24 @@ class _Session:
 
     def _exact_final(self) -> None:
         """The exact evaluation of the final policy, into the last curve point (exact keys
-        beside its sampled ones) and the timing."""
-        start = time.perf_counter()
-        exact, seconds = self.scorer.exact(_played_policy(self.agent))
-        self.curve[-1].update(exact)
-        self.timing["exact_evaluation"] = {"steps": self.agent.step, "seconds": seconds}
-        self.session["wall_seconds"] += time.perf_counter() - start
+        beside its sampled ones) and the timing; for PPO also of the policy it plays, its
+        action distribution (keys prefixed `stochastic_`). Each is written when done, and a
+        resumed run does not repeat what is written. Torch runs on every core of the
+        machine meanwhile (training keeps one)."""
+        agent, point = self.agent, self.curve[-1]
+        timing = self.timing.setdefault("exact_evaluation", {"steps": agent.step})
+        stochastic = getattr(agent, "stochastic_policy", None)
+        with getattr(agent, "inference_threads", contextlib.nullcontext)():
+            if "value" not in point:
+                exact, timing["seconds"] = self.scorer.exact(_played_policy(agent))
+                self._add_final(point, exact)
+            if stochastic is not None and "stochastic_value" not in point:
+                exact, timing["stochastic_seconds"] = self.scorer.exact(**stochastic())
+                self._add_final(point, {f"stochastic_{k}": v for k, v in exact.items()})
+
+    def _add_final(self, point: dict[str, Any], exact: dict[str, Any]) -> None:
+        point.update(exact)
+        self.session["wall_seconds"] = time.perf_counter() - self.wall_start
         with ctrl_c_deferred():
             record_code(self.directory, [self.config["env_id"]])
             atomic_write_json(self.curve_path, self.curve)
