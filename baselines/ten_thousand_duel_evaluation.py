@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from baselines.protocols import LOSS_TOLERANCE, Loss, check_count
+from baselines.kept_losses import KeptLosses
+from baselines.protocols import Loss
 from baselines.ten_thousand_duel import (
     FIXED_ACTIONS,
     FIXED_PROBABILITIES,
@@ -54,8 +55,8 @@ from dice_envs.games.ten_thousand import ROLL, STOP
 KEEP_LOSSES = 1000  # the largest single-decision losses an evaluation keeps for where_lost
 
 
-@dataclass
-class RaceEvaluation:
+@dataclass(repr=False)
+class RaceEvaluation(KeptLosses):
     """The exact score of a policy in the race against a fixed opponent.
 
     Attributes:
@@ -78,6 +79,8 @@ class RaceEvaluation:
         losses_kept: how many the pass kept (`evaluate_race_policy`'s `keep_losses`).
     """
 
+    evaluator = "evaluate_race_policy"
+
     value: float
     optimal_value: float
     gap: float
@@ -89,30 +92,6 @@ class RaceEvaluation:
     losses_by_scores: np.ndarray = field(repr=False)
     top_losses: list[Loss] = field(repr=False, default_factory=list)
     losses_kept: int = 0
-
-    def __repr__(self) -> str:
-        return (
-            f"RaceEvaluation(value={self.value:.6g}, optimal_value={self.optimal_value:.6g},"
-            f" gap={self.gap:.3g}, relative_gap={self.relative_gap:.3g}, "
-            f"agreement={self.agreement:.3g})"
-        )
-
-    def as_dict(self) -> dict[str, float]:
-        keys = ("value", "optimal_value", "gap", "relative_gap", "agreement", "seconds")
-        return {key: float(getattr(self, key)) for key in keys}
-
-    def where_lost(self, count: int = 10) -> list[Loss]:
-        """The `count` decisions where the policy loses the most (`Loss`: win probability
-        lost there, weighted by how often the policy reaches it; the observation; the action
-        it plays and the optimal one), largest first; only decisions that lose more than
-        round-off. At most `losses_kept` (evaluate with a larger `keep_losses` for more)."""
-        if check_count(count) > self.losses_kept:
-            raise ValueError(
-                f"count must be at most {self.losses_kept}, the losses the evaluation kept "
-                f"(evaluate_race_policy(..., keep_losses={count}) keeps more); got {count}"
-            )
-        floor = LOSS_TOLERANCE * max(1.0, abs(self.optimal_value))
-        return [loss for loss in self.top_losses[:count] if loss.loss > floor]
 
 
 # -- the compiled forward pass ------------------------------------------------------------------

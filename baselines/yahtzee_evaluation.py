@@ -35,7 +35,8 @@ import numpy as np
 from scipy import sparse
 
 import baselines.yahtzee_compiled as compiled
-from baselines.protocols import LOSS_TOLERANCE, Loss, check_count
+from baselines.kept_losses import KeptLosses
+from baselines.protocols import Loss, check_count
 from baselines.yahtzee import (
     _POSITION,
     DICE_ROWS,
@@ -89,8 +90,8 @@ _KEEP_ROLLS = sparse.csr_matrix(KEEP_OUTCOMES.T)  # (252, 462): mass on keeps ->
 _FLAGS = (np.arange(FULL_CARD + 1)[:, None] >> np.arange(NUM_BOXES)) & 1
 
 
-@dataclass
-class YahtzeeEvaluation:
+@dataclass(repr=False)
+class YahtzeeEvaluation(KeptLosses):
     """The exact score of a policy on Yahtzee, with aggregates of where it loses.
 
     Attributes:
@@ -120,6 +121,8 @@ class YahtzeeEvaluation:
         losses_kept: how many the sweep kept (`evaluate_yahtzee`'s `keep_losses`).
     """
 
+    evaluator = "evaluate_yahtzee"
+
     value: float
     optimal_value: float
     gap: float
@@ -135,30 +138,6 @@ class YahtzeeEvaluation:
     turn_start_states: int = 0
     top_losses: list[Loss] = field(repr=False, default_factory=list)
     losses_kept: int = 0
-
-    def __repr__(self) -> str:
-        return (
-            f"YahtzeeEvaluation(value={self.value:.6g}, optimal_value={self.optimal_value:.6g},"
-            f" gap={self.gap:.3g}, relative_gap={self.relative_gap:.3g}, "
-            f"agreement={self.agreement:.3g})"
-        )
-
-    def as_dict(self) -> dict[str, float]:
-        keys = ("value", "optimal_value", "gap", "relative_gap", "agreement", "seconds")
-        return {key: float(getattr(self, key)) for key in keys}
-
-    def where_lost(self, count: int = 10) -> list[Loss]:
-        """The `count` decisions where the policy loses the most (`Loss`: expected points
-        lost there, weighted by how often the policy reaches it; the observation; the action
-        it plays and the optimal one), largest first; only decisions that lose more than
-        round-off. At most `losses_kept` (evaluate with a larger `keep_losses` for more)."""
-        if check_count(count) > self.losses_kept:
-            raise ValueError(
-                f"count must be at most {self.losses_kept}, the losses the evaluation kept "
-                f"(evaluate_yahtzee(..., keep_losses={count}) keeps more); got {count}"
-            )
-        floor = LOSS_TOLERANCE * max(1.0, abs(self.optimal_value))
-        return [loss for loss in self.top_losses[:count] if loss.loss > floor]
 
     def lost_by_choice(self, count: int = 10) -> list[tuple[str, str, float]]:
         """The `count` largest entries of `losses_by_choice`: (what the policy played, what
