@@ -91,6 +91,7 @@ bench: venv
 	$(BIN)/python -m benchmarks.library
 	$(BIN)/python -m benchmarks.qlearning
 	$(BIN)/python -m benchmarks.yahtzee
+	$(BIN)/python -m benchmarks.yahtzee_training --out docs
 	$(BIN)/python -m benchmarks.sampled_gap
 	$(BIN)/python -m benchmarks.against_base --base $(BENCH_BASE)
 	$(BIN)/python -m benchmarks.ten_thousand_duel --cold --out docs
