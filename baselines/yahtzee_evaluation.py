@@ -72,6 +72,8 @@ from dice_envs.games.yahtzee import (
     REROLL_KEEP,
     REROLL_LEGAL,
     ROLL_PROBABILITIES,
+    UPPER_BONUS,
+    UPPER_TARGET,
     YAHTZEE_FACE,
     Yahtzee,
     state_index,
@@ -573,6 +575,85 @@ class _Grid:
 
 
 _GRIDS: dict[int, _Grid] = {}
+
+
+class _OptimalBoxSweep(_NumpySweep):
+    """The optimum alone, followed through the numpy sweep (its policy is the optimum, so
+    both occupancies are the optimum's), adding up the points it scores in each box."""
+
+    def __init__(self, solution: YahtzeeSolution) -> None:
+        super().__init__(solution, policy_asker(solution, solution.model), 0)
+        self.moments = np.zeros((2, NUM_BOXES))  # sum of probability x points, x points^2
+        self.bonuses = 0.0  # the upper and Yahtzee bonuses the scorings earn
+
+    def ask(self, tables, filled, upper, flag) -> None:
+        return None  # nothing to ask: the optimum's actions are solved inside the turns
+
+    def chunk(self, turn: int, filled, upper, flag) -> None:
+        self.card = (filled, upper, flag)
+        super().chunk(turn, filled, upper, flag)
+
+    def turns(self, turn, tables, answer, reach, optimal_reach) -> tuple[np.ndarray, ...]:
+        turns = _turns_of(tables, self.rows)
+        _solve_inside(turns)
+        batch = len(reach)
+        grid = _Grid.of(batch)
+        optimal = np.repeat(ROLL_PROBABILITIES, batch)
+        slot_mass = np.zeros(batch * NUM_SLOTS)
+        for rolls_left in (2, 1, 0):
+            self._score(turns.best[rolls_left].ravel(), grid, optimal, optimal_reach)
+            args = (turns, grid, rolls_left, reach, optimal_reach, optimal, slot_mass)
+            optimal = self._optimal_level(*args)
+        slot_mass = slot_mass.reshape(batch, NUM_SLOTS)
+        return np.zeros(batch), slot_mass, slot_mass, np.zeros((0, 6))
+
+    def _score(self, best, grid, occupancy, optimal_reach) -> None:
+        """Add the scorings among the optimum's actions `best` (rows ``d * B + s``)."""
+        rows = np.flatnonzero(best >= 32)
+        weight = occupancy[rows] * optimal_reach[grid.states[rows]]
+        dice, state, box = grid.dice[rows], grid.states[rows], best[rows] - 32
+        filled, upper, flag = (part[state] for part in self.card)
+        _, points = self.model.scoring(filled, dice)
+        points = points[np.arange(len(rows)), box]
+        reward, _, _ = self.model.score_result(upper, flag == 1, box, points, IS_YAHTZEE[dice])
+        self.moments += [np.bincount(box, weight * points**k, NUM_BOXES) for k in (1, 2)]
+        self.bonuses += float(weight @ (reward - points))
+
+
+@dataclass
+class BoxMoments:
+    """What the optimal policy scores, box by box (the table of Verhoeff's "trivia" page).
+
+    Attributes:
+        means: (13,) the expected points written in each box (0 for boxes out of play).
+        variances: (13,) their variances.
+        upper_bonus: the expected upper bonus.
+        yahtzee_bonus: the expected Yahtzee bonuses.
+    """
+
+    means: np.ndarray
+    variances: np.ndarray
+    upper_bonus: float
+    yahtzee_bonus: float
+
+
+def optimal_box_moments(
+    joker: str = "forced",
+    boxes: Sequence[str] | None = None,
+    *,
+    solution: YahtzeeSolution | None = None,
+    chunk: int = CHUNK,
+) -> BoxMoments:
+    """The mean and variance of the points the optimal policy writes in each box, and its
+    expected bonuses (they add up to the optimum): a forward sweep of the optimum alone, in
+    plain numpy (a few minutes on the full game)."""
+    solution = _checked_solution(joker, boxes, solution)
+    sweep = _OptimalBoxSweep(solution)
+    sweep.forward(chunk)
+    means, squares = sweep.moments
+    ends = state_index(FULL_CARD, UPPER_TARGET, np.array([0, 1]))
+    upper_bonus = UPPER_BONUS * float(sweep.optimal_reach[ends].sum())
+    return BoxMoments(means, squares - means**2, upper_bonus, sweep.bonuses - upper_bonus)
 
 
 SWEEPS = {"compiled": _Sweep, "numpy": _NumpySweep}

@@ -107,7 +107,15 @@ def test_greedy_turn_at_hand_checked_observations(observation, expected):
 
 
 def test_the_names_are_the_models_and_others_are_refused():
-    assert policy_names(ENV_ID) == ("score-at-once", "greedy-turn", "optimal")
+    assert policy_names(ENV_ID) == (
+        "score-at-once",
+        "greedy-turn",
+        "glenn-greedy",
+        "glenn-heuristic",
+        "glenn-better-heuristic",
+        "optimal",
+    )
+    assert named_policy(ENV_ID, "glenn-heuristic", boxes=["chance"]).name == "glenn-heuristic"
     assert named_policy(ENV_ID, "greedy-turn", boxes=["chance"]).name == "greedy-turn"
     with pytest.raises(ValueError, match="score-at-once, greedy-turn"):
         named_policy(ENV_ID, "hold-at-20")
@@ -129,7 +137,7 @@ def play(policy, episodes: int, seed: int, **kwargs) -> np.ndarray:
     return total
 
 
-@pytest.mark.parametrize("name", ["score-at-once", "greedy-turn"])
+@pytest.mark.parametrize("name", ["score-at-once", "greedy-turn", "glenn-better-heuristic"])
 @pytest.mark.parametrize(
     "kwargs",
     [
@@ -151,7 +159,8 @@ def test_greedy_turn_scores_far_above_score_at_once():
     assert at_once.mean() < 130 < 200 < greedy.mean()
 
 
-def test_greedy_turn_answers_the_same_in_any_batch(monkeypatch):
+@pytest.mark.parametrize("name", ["greedy-turn", "glenn-greedy"])
+def test_turn_plans_answer_the_same_in_any_batch(monkeypatch, name):
     """Observations of many cards, asked at once, in small groups of cards, or one by one."""
     rng = np.random.default_rng(5)
     model = Yahtzee(joker="free")
@@ -165,7 +174,7 @@ def test_greedy_turn_answers_the_same_in_any_batch(monkeypatch):
         rng.integers(0, 252, len(rows)),
         rng.integers(0, 3, len(rows)),
     )
-    policy = model.named_policy("greedy-turn")
+    policy = model.named_policy(name)
     together = policy.batch(observations)
     monkeypatch.setattr(yahtzee_policies, "CARDS_AT_ONCE", 7)
     np.testing.assert_array_equal(policy.batch(observations[::-1]), together[::-1])

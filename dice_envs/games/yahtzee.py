@@ -27,6 +27,7 @@ a three-roll turn inside), so instead of `transitions` this model offers its str
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from itertools import combinations_with_replacement
 from math import factorial
@@ -396,16 +397,29 @@ class Yahtzee:
     def num_turns(self) -> int:
         return len(self.boxes)
 
-    policy_names = ("score-at-once", "greedy-turn")
+    policy_names = (
+        "score-at-once",
+        "greedy-turn",
+        "glenn-greedy",
+        "glenn-heuristic",
+        "glenn-better-heuristic",
+    )
     policy_descriptions = {
         "score-at-once": "never rerolls; scores in the box that earns the most now",
         "greedy-turn": "plays each turn for the best box at its end, a box's worth on its own "
         "and the upper bonus weighed in",
+        "glenn-greedy": "Glenn (2006) Greedy: plays each turn for the most points now, ties to "
+        "the harder box",
+        "glenn-heuristic": "Glenn (2006) Heuristic: plays each turn for its points plus the "
+        "optimum's mean points of the open boxes and a normal estimate of the upper bonus",
+        "glenn-better-heuristic": "Glenn (2006) Better Heuristic: plays each turn for its points "
+        "plus the optima of the open upper and of the open lower boxes alone and a normal "
+        "estimate of the upper bonus",
     }
 
     def named_policy(self, name: str):
-        """A `Rule` over (n, 22) observations: ``"score-at-once"`` or ``"greedy-turn"`` (see
-        the hand-written policies at the end of this module); None for another name."""
+        """A `Rule` over (n, 22) observations, one of `policy_names` (see the hand-written
+        policies at the end of this module); None for another name."""
         return yahtzee_policy(self, name)
 
     # -- scoring, in batches -------------------------------------------------------------------
@@ -762,9 +776,51 @@ class Yahtzee:
 #   card in a batch: observations of one card share the work, so asking for every decision
 #   state of a turn costs about one turn's solve.
 #
-# Both use the model's own scoring (`Yahtzee.scoring_many`, `Yahtzee.score_result`) and its
+# - J. Glenn's strategies, from his report (CS-TR-0002, 2006), section 7 and Table 3: each
+#   plays every turn exactly (keep, roll, keep, roll, score) for s(S, r, c) + E'(n(S, r, c)),
+#   the points the scoring writes with any Yahtzee bonus but not the upper bonus, plus an
+#   estimate E' of the future score of the turn-start state it leads to (his optimal strategy
+#   with E' in place of the exact E). Read here as follows:
+#   - ``"glenn-greedy"`` (Table 3 "Greedy", 218.05): E' = 0, so the upper bonus is never
+#     sought; ties between boxes "in favor of the more difficult categories": Yahtzee, Large
+#     straight, Four of a kind, Full house, Small straight, Three of a kind, Sixes .. Ones,
+#     Chance (`GREEDY_TIE_ORDER`; the report names only Four before Three of a kind).
+#   - ``"glenn-heuristic"`` ("Heuristic", 240.67): E' is the sum of the optimum's expected
+#     points in the open boxes ("the expected scores for each category when following the
+#     optimal strategy as computed by Tom Verhoeff": `OPTIMAL_BOX_MEANS`, here exact, from
+#     `baselines.yahtzee_evaluation.optimal_box_moments` under Verhoeff's rules), plus the
+#     expected upper bonus, 35 times the chance that a normal variable with the open upper
+#     boxes' summed means and summed variances (`OPTIMAL_BOX_VARIANCES`) reaches what 63
+#     still needs (no continuity correction; 35 once the total has reached 63), plus an
+#     expected Yahtzee bonus of 0.
+#   - ``"glenn-better-heuristic"`` ("Better Heuristic", 244.87): E' is the optimum of the
+#     game of the open upper boxes alone without the bonus, plus that of the open lower boxes
+#     alone (both plainly scored: no bonus, no joker; `plain_game_values`), plus the upper
+#     and Yahtzee bonuses estimated as for ``"glenn-heuristic"``.
+#   Their exact values under Verhoeff's rules (`joker="verhoeff"`, Glenn's optimum 254.59)
+#   do not reproduce Table 3: RESULTS_PLACEHOLDER
+#
+# All use the model's own scoring (`Yahtzee.scoring_many`, `Yahtzee.score_result`) and its
 # inside-turn tables (`KEEP_OUTCOMES`, `REROLL_KEEP`, `REROLL_LEGAL`).
-POLICY_NAMES = ("score-at-once", "greedy-turn")
+GLENN_NAMES = ("glenn-greedy", "glenn-heuristic", "glenn-better-heuristic")
+POLICY_NAMES = ("score-at-once", "greedy-turn", *GLENN_NAMES)
+# The optimum's points per box under Verhoeff's rules (mean 254.5896 with the expected upper
+# bonus 23.8413 and Yahtzee bonuses 9.5801): `baselines.yahtzee_evaluation.optimal_box_moments`
+# gives them (a test holds these to it).
+OPTIMAL_BOX_MEANS = np.array(
+    [1.8812839845, 5.2824522776, 8.5692894998, 12.1582851728, 15.6873835716, 19.1885563375,
+     21.661461186, 13.0977077813, 22.5918008225, 29.4612108524, 32.7113231265, 16.86827633,
+     22.0091396343]
+)  # fmt: skip
+OPTIMAL_BOX_VARIANCES = np.array(
+    [1.4785532447, 3.9916169403, 7.3641434297, 10.8039424896, 14.8300398182, 21.5585024617,
+     31.5904402614, 122.6288403528, 54.4055561587, 15.8733806828, 238.4222643729,
+     558.8750701553, 6.4477352085]
+)  # fmt: skip
+GREEDY_TIE_ORDER = (
+    YAHTZEE, LARGE_STRAIGHT, FOUR_KIND, FULL_HOUSE, SMALL_STRAIGHT, THREE_KIND, 5, 4, 3, 2, 1, 0,
+    CHANCE,
+)  # fmt: skip
 CARDS_AT_ONCE = 1024  # score cards solved together by greedy-turn (about 30 MB of work arrays)
 _BOXES = np.arange(NUM_BOXES)
 _PAR_COUNT = 3  # dice of each face in the upper boxes that make exactly 63
@@ -824,16 +880,93 @@ def turn_keep_values(final_values: np.ndarray) -> list[np.ndarray]:
     return keeps
 
 
+def turn_rerolls(final_values: np.ndarray) -> list[np.ndarray]:
+    """Given the worth (252, B) of ending the turn with each dice multiset: with 1, then with
+    2 rolls left, the best legal reroll (1..31, the lowest-numbered among equals) of each dice
+    multiset and its worth, ``[R_1, W_1, R_2, W_2]`` (252, B each; `turn_keep_values`)."""
+    plans = []
+    stop_values = final_values
+    for _ in range(2):
+        keep_values = KEEP_OUTCOMES @ stop_values
+        reroll = keep_values.take(_REROLL_KEEP_FLAT, axis=0).reshape(NUM_DICE_SETS, 32, -1)
+        reroll += _REROLL_PENALTY[:, :, None]
+        best = reroll.argmax(axis=1)
+        worth = np.take_along_axis(reroll, best[:, None, :], axis=1)[:, 0, :]
+        plans += [best, worth]
+        stop_values = np.maximum(final_values, worth)
+    return plans
+
+
+def turn_values(final_values: np.ndarray) -> np.ndarray:
+    """(B,): the worth of a whole turn (three rolls) played for the worth (252, B) of ending it
+    with each dice multiset."""
+    _, keep_2 = turn_keep_values(final_values)
+    reroll = (keep_2[REROLL_KEEP] + _REROLL_PENALTY[:, :, None]).max(axis=1)
+    return ROLL_PROBABILITIES @ np.maximum(final_values, reroll)
+
+
 def single_box_values() -> np.ndarray:
     """(13,): the expected points of each box alone when a whole turn (three rolls) is played
     for it, from an empty card (no bonus, no joker)."""
-    final = BOX_POINTS.astype(float)
-    _, keep_2 = turn_keep_values(final)
-    reroll = (keep_2[REROLL_KEEP] + _REROLL_PENALTY[:, :, None]).max(axis=1)
-    return ROLL_PROBABILITIES @ np.maximum(final, reroll)
+    return turn_values(BOX_POINTS.astype(float))
 
 
-class GreedyTurn:
+class TurnPlan:
+    """A policy that plays each turn exactly for a utility of how the turn ends: the
+    subclass's `utilities` of scoring each dice multiset in each box, per score card. Asked
+    in batches, the turn is solved once per score card of the batch. Boxes of equal utility:
+    the first in `box_order` (box order unless a subclass says otherwise)."""
+
+    box_order = _BOXES
+
+    def utilities(self, filled, upper, yahtzee50) -> np.ndarray:
+        """(C, 252, 13): for C score cards (arrays), each box's utility for each dice multiset
+        (-inf where the box is not legal)."""
+        raise NotImplementedError
+
+    def card_plans(self, filled, upper, yahtzee50) -> tuple[np.ndarray, ...]:
+        """Per card (arrays of C cards): the box to score each dice multiset in (C, 252), the
+        utility of stopping with them (C, 252), then with 1 and with 2 rolls left the best
+        reroll of each dice multiset and its worth (252, C each)."""
+        utility = self.utilities(filled, upper, yahtzee50)[..., self.box_order]
+        choice = np.argmax(utility, axis=2)
+        stop = np.take_along_axis(utility, choice[..., None], axis=2)[..., 0]
+        box = self.box_order[choice]
+        stop[~np.isfinite(stop)] = 0.0  # a full card (a final observation): nothing to score
+        return (box, stop, *turn_rerolls(np.ascontiguousarray(stop.T)))
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        filled, upper, flag, dice, rolls = decode_observations(observations)
+        actions = np.empty(len(dice), dtype=np.int64)
+        keys, card_of = np.unique(state_index(filled, upper, flag), return_inverse=True)
+        card_of = card_of.reshape(-1)
+        first = np.zeros(len(keys), dtype=np.int64)
+        first[card_of[::-1]] = np.arange(len(dice))[::-1]  # a row showing each card
+        order = np.argsort(card_of, kind="stable")
+        starts = np.append(np.arange(0, len(keys), CARDS_AT_ONCE), len(keys))
+        bounds = np.searchsorted(card_of[order], starts)
+        for part, lo in enumerate(range(0, len(keys), CARDS_AT_ONCE)):
+            hi = min(lo + CARDS_AT_ONCE, len(keys))
+            rows = order[bounds[part] : bounds[part + 1]]
+            sample = first[lo:hi]
+            plans = self.card_plans(filled[sample], upper[sample], flag[sample])
+            actions[rows] = self._choose(plans, card_of[rows] - lo, dice[rows], rolls[rows])
+        return actions
+
+    @staticmethod
+    def _choose(plans, card, dice, rolls) -> np.ndarray:
+        box, stop, *rerolls = plans
+        action = 32 + box[card, dice]
+        stay = stop[card, dice]
+        for left in (1, 2):
+            rows = np.flatnonzero(rolls == left)
+            reroll, worth = (table[dice[rows], card[rows]] for table in rerolls[2 * left - 2 :][:2])
+            better = worth > stay[rows] + 1e-9
+            action[rows[better]] = reroll[better]
+        return action
+
+
+class GreedyTurn(TurnPlan):
     """The ``"greedy-turn"`` policy of a Yahtzee model (see the comment above the policies).
 
     Args:
@@ -876,45 +1009,103 @@ class GreedyTurn:
             utility[np.ix_(jokers, YAHTZEE_DICE)] = np.where(legal, shaped, -np.inf)
         return utility
 
-    def card_plans(self, filled, upper, yahtzee50) -> tuple[np.ndarray, ...]:
-        """Per card (arrays of C cards): the box to score each dice multiset in (C, 252), the
-        utility of stopping with them (C, 252), and the keep values ``K_1, K_2`` (462, C)."""
-        utility = self.utilities(filled, upper, yahtzee50)
-        box = np.argmax(utility, axis=2)
-        stop = np.take_along_axis(utility, box[..., None], axis=2)[..., 0]
-        stop[~np.isfinite(stop)] = 0.0  # a full card (a final observation): nothing to score
-        return (box, stop, *turn_keep_values(np.ascontiguousarray(stop.T)))
 
-    def __call__(self, observations: np.ndarray) -> np.ndarray:
-        filled, upper, flag, dice, rolls = decode_observations(observations)
-        actions = np.empty(len(dice), dtype=np.int64)
-        keys, card_of = np.unique(state_index(filled, upper, flag), return_inverse=True)
-        card_of = card_of.reshape(-1)
-        first = np.zeros(len(keys), dtype=np.int64)
-        first[card_of[::-1]] = np.arange(len(dice))[::-1]  # a row showing each card
-        order = np.argsort(card_of, kind="stable")
-        starts = np.append(np.arange(0, len(keys), CARDS_AT_ONCE), len(keys))
-        bounds = np.searchsorted(card_of[order], starts)
-        for part, lo in enumerate(range(0, len(keys), CARDS_AT_ONCE)):
-            hi = min(lo + CARDS_AT_ONCE, len(keys))
-            rows = order[bounds[part] : bounds[part + 1]]
-            sample = first[lo:hi]
-            plans = self.card_plans(filled[sample], upper[sample], flag[sample])
-            actions[rows] = self._choose(plans, card_of[rows] - lo, dice[rows], rolls[rows])
-        return actions
+class EstimatePlan(TurnPlan):
+    """Each turn played exactly for the points it scores plus an estimate of the future score
+    of the turn-start state it leads to (Glenn's strategies, see the comment above them).
 
-    @staticmethod
-    def _choose(plans, card, dice, rolls) -> np.ndarray:
-        box, stop, keep_1, keep_2 = plans
-        action = 32 + box[card, dice]
-        stay = stop[card, dice]
-        for left, keep_values in ((1, keep_1), (2, keep_2)):
-            rows = np.flatnonzero(rolls == left)
-            reroll_values = keep_values[REROLL_KEEP[dice[rows]], card[rows, None]]
-            reroll, worth = best_rerolls(reroll_values, dice[rows])
-            better = worth > stay[rows] + 1e-9
-            action[rows[better]] = reroll[better]
-        return action
+    Args:
+        model: the game.
+        upper_estimate: (64, 64): the estimate's part read from the upper boxes, by the upper
+            total (0..63) and the filled upper boxes (bit b for box b).
+        lower_estimate: (128,): its part read from the filled lower boxes (bit b - 6 for box b).
+        box_order: boxes of equal worth go to the first in this order (default box order).
+    """
+
+    def __init__(
+        self, model: Yahtzee, upper_estimate, lower_estimate, box_order: Sequence[int] = _BOXES
+    ) -> None:
+        self.model = model
+        self.box_order = np.array(box_order, dtype=np.int64)
+        self.upper_estimate = np.asarray(upper_estimate, dtype=float)
+        self.lower_estimate = np.asarray(lower_estimate, dtype=float)
+        upper = np.arange(UPPER_LEVELS)[:, None, None, None]
+        flag = np.array([False, True])[None, :, None, None]
+        scored = self._scored(upper, flag, BOX_POINTS, IS_YAHTZEE[:, None])
+        shape = (UPPER_LEVELS, 2, NUM_DICE_SETS, NUM_BOXES)
+        self._now, self._next_upper = (np.broadcast_to(a, shape).copy() for a in scored)
+
+    def _scored(self, upper, yahtzee50, points, yahtzee_roll) -> tuple[np.ndarray, np.ndarray]:
+        """Glenn's s(S, r, c), the points of scoring `points` in each box (the last axis) with
+        any Yahtzee bonus but not the upper bonus (the estimate counts it), and the upper
+        total after it (broadcast)."""
+        reward, next_upper, _ = self.model.score_result(
+            upper, yahtzee50, _BOXES, points, yahtzee_roll
+        )
+        upper_bonus = UPPER_BONUS * ((upper < UPPER_TARGET) & (next_upper >= UPPER_TARGET))
+        return reward - upper_bonus, next_upper
+
+    def utilities(self, filled, upper, yahtzee50) -> np.ndarray:
+        now, next_upper = self._now[upper, yahtzee50], self._next_upper[upper, yahtzee50]
+        legal = np.broadcast_to(_OPEN[filled][:, None, :], now.shape)
+        jokers = np.flatnonzero(self.model.is_joker(filled, YAHTZEE_DICE[0]))
+        if len(jokers):  # Yahtzees with the Yahtzee box filled: the joker rules
+            joker_legal, points = self.model.scoring(filled[jokers, None], YAHTZEE_DICE[None, :])
+            card = (upper[jokers, None, None], yahtzee50[jokers, None, None] == 1)
+            rows = np.ix_(jokers, YAHTZEE_DICE)
+            legal = legal.copy()
+            legal[rows] = joker_legal
+            now[rows], next_upper[rows] = self._scored(*card, points, True)
+        after = filled[:, None] | _BOX_BITS  # (C, 13): the filled boxes after each box
+        estimate = self.upper_estimate[next_upper, (after & 63)[:, None, :]]
+        estimate += self.lower_estimate[after >> 6][:, None, :]
+        return np.where(legal, now + estimate, -np.inf)
+
+
+def plain_game_values(boxes: Sequence[int]) -> np.ndarray:
+    """(2**k,): the optimal expected points of a game of the k `boxes` alone, scored plainly
+    (`BOX_POINTS`: no bonus, no joker), from each set of them filled (bit i: ``boxes[i]``)."""
+    size = 1 << len(boxes)
+    values = np.zeros(size)
+    masks = np.arange(size)
+    filled_count = np.array([bin(m).count("1") for m in range(size)])
+    for count in range(len(boxes) - 1, -1, -1):
+        cards = masks[filled_count == count]
+        final = np.full((NUM_DICE_SETS, len(cards)), -np.inf)
+        for i, box in enumerate(boxes):
+            scored = BOX_POINTS[:, box, None] + values[cards | 1 << i]
+            final = np.where(cards >> i & 1 == 0, np.maximum(final, scored), final)
+        values[cards] = turn_values(final)
+    return values
+
+
+def upper_bonus_estimates() -> np.ndarray:
+    """(64, 64): Glenn's estimate of the upper bonus by the upper total and the filled upper
+    boxes: 35 times the chance that a normal variable with the mean and variance of the open
+    upper boxes' points under the optimum (`OPTIMAL_BOX_MEANS`, `OPTIMAL_BOX_VARIANCES`, the
+    variances added as if independent) makes up what 63 still needs; 35 once it is reached."""
+    open_ = (np.arange(64)[:, None] >> np.arange(6) & 1) == 0
+    mean = open_ @ OPTIMAL_BOX_MEANS[:6]
+    spread = np.sqrt(open_ @ OPTIMAL_BOX_VARIANCES[:6])
+    need = UPPER_TARGET - np.arange(UPPER_LEVELS)[:, None]
+    z = (need - mean) / np.where(spread > 0, spread * math.sqrt(2.0), 1.0)
+    chance = np.where(spread > 0, 0.5 * np.vectorize(math.erfc)(z), need <= 0)
+    return UPPER_BONUS * np.where(need <= 0, 1.0, chance)
+
+
+def glenn_policy(model: Yahtzee, name: str) -> EstimatePlan:
+    """Glenn's strategy `name` (one of `GLENN_NAMES`) of `model`: its estimate E'(S) as the
+    upper and lower tables of `EstimatePlan` (see the comment above the policies)."""
+    if name == "glenn-greedy":
+        return EstimatePlan(model, np.zeros((UPPER_LEVELS, 64)), np.zeros(128), GREEDY_TIE_ORDER)
+    if name == "glenn-heuristic":
+        open_upper = (np.arange(64)[:, None] >> np.arange(6) & 1) == 0
+        open_lower = (np.arange(128)[:, None] >> np.arange(7) & 1) == 0
+        upper = open_upper @ OPTIMAL_BOX_MEANS[:6]
+        lower = open_lower @ OPTIMAL_BOX_MEANS[6:]
+    else:
+        upper, lower = plain_game_values(UPPER_BOXES), plain_game_values(LOWER_BOXES)
+    return EstimatePlan(model, upper[None, :] + upper_bonus_estimates(), lower)
 
 
 def yahtzee_policy(model: Yahtzee, name: str) -> Rule | None:
@@ -923,4 +1114,6 @@ def yahtzee_policy(model: Yahtzee, name: str) -> Rule | None:
         return score_at_once(model)
     if name == "greedy-turn":
         return Rule.from_batch(GreedyTurn(model), "greedy-turn")
+    if name in GLENN_NAMES:
+        return Rule.from_batch(glenn_policy(model, name), name)
     return None
