@@ -638,7 +638,7 @@ class BoxMoments:
 
 
 def optimal_box_moments(
-    joker: str = "forced",
+    joker: str | None = None,
     boxes: Sequence[str] | None = None,
     *,
     solution: YahtzeeSolution | None = None,
@@ -646,7 +646,14 @@ def optimal_box_moments(
 ) -> BoxMoments:
     """The mean and variance of the points the optimal policy writes in each box, and its
     expected bonuses (they add up to the optimum): a forward sweep of the optimum alone, in
-    plain numpy (a few minutes on the full game)."""
+    plain numpy (a few minutes on the full game).
+
+    Args:
+        joker: the joker rule (default the solution's, else ``"forced"``).
+        boxes: the boxes in play (default all 13).
+        solution: the solved game, if at hand (then `joker` and `boxes` are its own).
+        chunk: turn-start states swept at once.
+    """
     solution = _checked_solution(joker, boxes, solution)
     sweep = _OptimalBoxSweep(solution)
     sweep.forward(chunk)
