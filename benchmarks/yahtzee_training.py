@@ -1,7 +1,7 @@
 """Benchmark MaskablePPO's training throughput on Yahtzee: env steps per second of each PPO
 config of configs/yahtzee/, in one run, against configs/yahtzee/ppo.yaml (the reference).
 
-    python -m benchmarks.yahtzee_training [--steps 300000] [--repeats 2] [--out docs]
+    python -m benchmarks.yahtzee_training [--steps 1000000] [--repeats 3] [--out docs]
 
 Each config trains as its runs train (`training.ppo.PPOAgent`: the native vector env through
 the SB3 adapter, the config's hyperparameters, its torch threads), seed 0, for at least
@@ -115,8 +115,8 @@ def report_text(rows: list[dict], steps: int, repeats: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=300_000, help="timed env steps per config")
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=1_000_000, help="timed env steps per config")
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None, help="write the results here")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.repeats < 1:
