@@ -14,7 +14,6 @@ docs folder (the default), the "against-base" section of docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -23,7 +22,8 @@ import tempfile
 from io import BytesIO
 from pathlib import Path
 
-from docs.tools.readme import BENCHMARKS, DOCS, ROOT, check_markers, replace_marked_section
+from benchmarks.output import write_results, writes_to_repository
+from docs.tools.readme import BENCHMARKS, DOCS, ROOT, check_markers
 
 PACKAGES = ("dice_envs", "baselines", "training")
 SLOWER_LIMIT = 1.10
@@ -162,18 +162,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeats < 1:
         parser.error(f"--repeats must be >= 1, got {args.repeats}")
     out = Path(args.out)
-    if out.resolve() == DOCS.resolve():
+    if writes_to_repository(out):
         check_markers(BENCHMARKS, "against-base")
     with tempfile.TemporaryDirectory() as scratch:
         rows = measure(extract(args.base, Path(scratch)), args.repeats)
-    (out / "bench_against_base.json").write_text(
-        json.dumps({"base": args.base, "repeats": args.repeats, "rows": rows}, indent=1) + "\n"
+    results = {"base": args.base, "repeats": args.repeats, "rows": rows}
+    write_results(
+        out, "bench_against_base", "against-base", results, report(rows, args.base, args.repeats)
     )
-    text = report(rows, args.base, args.repeats)
-    if out.resolve() == DOCS.resolve():
-        replace_marked_section(BENCHMARKS, "against-base", text)
-    else:
-        (out / "bench_against_base.md").write_text(text + "\n")
     return 0 if all(row["met"] for row in rows) else 1
 
 

@@ -25,8 +25,9 @@ import sys
 from pathlib import Path
 
 from benchmarks.envs import VECTOR_COPIES, bench_race_targets
+from benchmarks.output import write_results, writes_to_repository
 from docs.tools.game_pages import markdown_table
-from docs.tools.readme import BENCHMARKS, DOCS, check_markers, replace_marked_section
+from docs.tools.readme import BENCHMARKS, check_markers
 
 SOLVE_SECONDS_TARGET = 30.0  # the full game in a fresh process (issue 44)
 PEAK_MB_TARGET = 2048.0
@@ -221,17 +222,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold", action="store_true", help="remove the numba cache first")
     parser.add_argument("--out", type=Path, default=None, help="write OUT/bench_race.json too")
     args = parser.parse_args(argv)
-    if args.out is not None and args.out.resolve() == DOCS:
+    if writes_to_repository(args.out):
         check_markers(BENCHMARKS, "race-bench")  # refused before the measuring
     result = measure(args.goal, args.small, args.cold)
     report = report_text(result)
     print(report)
     if args.out is not None:
-        (args.out / "bench_race.json").write_text(json.dumps(result, indent=1) + "\n")
-        if args.out.resolve() == DOCS:
-            replace_marked_section(BENCHMARKS, "race-bench", report)
-        else:
-            (args.out / "bench_race.md").write_text(report + "\n")
+        write_results(args.out, "bench_race", "race-bench", result, report)
     met = (
         result["solve"]["meets_targets"]
         and all(r["meets_target"] for r in result["best_responses"])

@@ -21,8 +21,9 @@ import sys
 from pathlib import Path
 
 from benchmarks.envs import VECTOR_COPIES, bench_envs, vector_row
+from benchmarks.output import write_results, writes_to_repository
 from docs.tools.game_pages import markdown_table
-from docs.tools.readme import BENCHMARKS, DOCS, check_markers, replace_marked_section
+from docs.tools.readme import BENCHMARKS, DOCS, check_markers
 
 ENV_ID = "dice_envs/Yahtzee-v0"
 JOKERS = ("verhoeff", "forced", "free")
@@ -331,18 +332,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DOCS, help="the docs folder (default: docs)")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = parser.parse_args(argv)
-    to_repository = args.out.resolve() == DOCS
-    if to_repository:
+    if writes_to_repository(args.out):
         check_markers(BENCHMARKS, "yahtzee-bench")  # refused before the measuring
     results = measure(args.steps, args.repeats)
     report = report_text(results, args.steps, args.repeats)
     print(json.dumps(results) if args.json else report)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bench_yahtzee.json").write_text(json.dumps(results, indent=1))
-    if to_repository:
-        replace_marked_section(BENCHMARKS, "yahtzee-bench", report)
-    else:
-        (args.out / "bench_yahtzee.md").write_text(report)
+    write_results(args.out, "bench_yahtzee", "yahtzee-bench", results, report)
     return 0 if results["published_optimum_reproduced"] else 1
 
 

@@ -17,11 +17,11 @@ Run it alone on the machine.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from benchmarks.output import write_results, writes_to_repository
 from docs.tools.game_pages import markdown_table
-from docs.tools.readme import BENCHMARKS, DOCS, check_markers, replace_marked_section
+from docs.tools.readme import BENCHMARKS, check_markers
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "yahtzee"
 REFERENCE = "ppo.yaml"
@@ -121,19 +121,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.steps < 1 or args.repeats < 1:
         parser.error("--steps and --repeats must be at least 1")
-    to_repository = args.out is not None and args.out.resolve() == DOCS
-    if to_repository:
+    if writes_to_repository(args.out):
         check_markers(BENCHMARKS, "yahtzee-training-bench")  # refused before the measuring
     rows = measure(args.steps, args.repeats, ppo_configs())
     report = report_text(rows, args.steps, args.repeats)
     print(report)
     if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "bench_yahtzee_training.json").write_text(json.dumps(rows, indent=1))
-        if to_repository:
-            replace_marked_section(BENCHMARKS, "yahtzee-training-bench", report)
-        else:
-            (args.out / "bench_yahtzee_training.md").write_text(report)
+        write_results(args.out, "bench_yahtzee_training", "yahtzee-training-bench", rows, report)
     return 0 if max(r["ratio"] for r in rows) >= THROUGHPUT_TARGET else 1
 
 
