@@ -116,6 +116,12 @@ class YahtzeeEvaluation(KeptLosses):
             plays there (columns). Sums to `gap`; its diagonal holds rerolls of other dice.
         fills: (turns, 13): the probability that the policy fills each box at turn t + 1.
         optimal_fills: the same for the optimal policy.
+        upper_bonus_probability: the probability that the policy's upper total reaches 63
+            (the upper bonus), from its occupancies of the end states.
+        yahtzee_probability: the probability that it ends with 50 in the Yahtzee box (it
+            scored a Yahtzee there).
+        optimal_upper_bonus_probability: the optimal policy's `upper_bonus_probability`.
+        optimal_yahtzee_probability: the optimal policy's `yahtzee_probability`.
         turn_start_states: how many turn-start states were swept (those the policy or the
             optimum reaches).
         top_losses: the `losses_kept` largest single-decision losses of the policy (`Loss`
@@ -137,6 +143,10 @@ class YahtzeeEvaluation(KeptLosses):
     losses_by_choice: np.ndarray = field(repr=False)
     fills: np.ndarray = field(repr=False)
     optimal_fills: np.ndarray = field(repr=False)
+    upper_bonus_probability: float = 0.0
+    yahtzee_probability: float = 0.0
+    optimal_upper_bonus_probability: float = 0.0
+    optimal_yahtzee_probability: float = 0.0
     turn_start_states: int = 0
     top_losses: list[Loss] = field(repr=False, default_factory=list)
     losses_kept: int = 0
@@ -148,6 +158,12 @@ class YahtzeeEvaluation(KeptLosses):
         order = np.argsort(-flat, kind="stable")[: check_count(count)]
         n = len(CHOICES)
         return [(CHOICES[i // n], CHOICES[i % n], float(flat[i])) for i in order]
+
+    def losses_by_box(self) -> tuple[np.ndarray, np.ndarray]:
+        """(14,) the gap split by what the policy played (a reroll, then the 13 boxes: the
+        rows of `losses_by_choice` summed) and (14,) by what the optimal policy plays there
+        (its columns summed); each sums to `gap`."""
+        return self.losses_by_choice.sum(axis=1), self.losses_by_choice.sum(axis=0)
 
 
 # -- the policy, asked in batches -------------------------------------------------------------
@@ -414,6 +430,14 @@ class _Sweep:
                     self.chunk(turn, filled[rows], upper[rows], flag[rows])
                     report.advance(len(rows))
                 report.advance(hi - lo - len(live))  # states neither policy reaches
+
+    def end_probabilities(self, reach: np.ndarray) -> tuple[float, float]:
+        """From occupancies `reach` after the sweep: the probability of ending with the upper
+        bonus, and with 50 in the Yahtzee box (the end states' upper totals and flags)."""
+        uppers = np.arange(UPPER_TARGET + 1)
+        ends = state_index(FULL_CARD, uppers[:, None], np.array([0, 1]))  # (64, 2)
+        at_end = reach[ends]
+        return float(at_end[UPPER_TARGET].sum()), float(at_end[:, 1].sum())
 
     def backward(self) -> np.ndarray:
         """The policy's value of every swept turn-start state (dense, `state_index`; 0
@@ -722,6 +746,8 @@ def evaluate_yahtzee(
     sweep.forward(chunk)
     value = float(sweep.backward()[state_index(*solution.model.start)])
     gap = solution.value - value
+    bonus, yahtzee = sweep.end_probabilities(sweep.reach)
+    optimal_bonus, optimal_yahtzee = sweep.end_probabilities(sweep.optimal_reach)
     return YahtzeeEvaluation(
         value=value,
         optimal_value=solution.value,
@@ -735,6 +761,10 @@ def evaluate_yahtzee(
         losses_by_choice=sweep.losses_by_choice.reshape(len(CHOICES), len(CHOICES)),
         fills=sweep.fills,
         optimal_fills=sweep.optimal_fills,
+        upper_bonus_probability=bonus,
+        yahtzee_probability=yahtzee,
+        optimal_upper_bonus_probability=optimal_bonus,
+        optimal_yahtzee_probability=optimal_yahtzee,
         turn_start_states=sum(len(part[0]) for part in sweep.stored),
         top_losses=sweep.losses(),
         losses_kept=keep_losses,

@@ -29,14 +29,16 @@ class PlainEvaluation:
     """The policy's expected final score by memoised recursion over (state, dice, rolls left),
     asking the policy one observation at a time and playing its action as the env does."""
 
-    def __init__(self, model: Yahtzee, policy) -> None:
-        self.model, self.policy = model, policy
+    def __init__(self, model: Yahtzee, policy, end=None) -> None:
+        """`end`: a function of the end state; then the recursion gives its expectation (the
+        rewards left out) instead of the final score."""
+        self.model, self.policy, self.end = model, policy, end
         self.values: dict = {}
         self.dice_values: dict = {}
 
     def value(self, state: TurnState) -> float:
         if self.model.is_over(state):
-            return 0.0
+            return 0.0 if self.end is None else float(self.end(state))
         if state not in self.values:
             self.values[state] = sum(p * self.dice_value(state, d, 2) for d, p in ROLLS[5])
         return self.values[state]
@@ -52,7 +54,7 @@ class PlainEvaluation:
                 for new, p in ROLLS[5 - len(kept)]
             )
         reward, after = self.model.score(state, dice, played - 32)
-        return reward + self.value(after)
+        return (reward if self.end is None else 0.0) + self.value(after)
 
     def dice_value(self, state, faces, rolls_left) -> float:
         key = (state, faces, rolls_left)
@@ -155,6 +157,45 @@ def test_compiled_sweep_equals_numpy_sweep(boxes, joker):
             )
         assert fast.decisions_asked == numpy.decisions_asked
         assert fast.turn_start_states == numpy.turn_start_states
+
+
+END_GAMES = [
+    (["fours", "fives", "sixes"], "forced", "keep_high"),  # the upper bonus within reach
+    (["fours", "yahtzee"], "forced", "mixed"),
+]
+
+
+def _upper_bonus(state: TurnState) -> bool:
+    return state.upper >= 63
+
+
+def _fifty(state: TurnState) -> bool:
+    return state.yahtzee50
+
+
+@pytest.mark.parametrize("boxes, joker, name", END_GAMES, ids=str)
+def test_end_probabilities_equal_plain_recursion(boxes, joker, name):
+    """The chances of the upper bonus and of 50 in the Yahtzee box, from the sweep's
+    occupancies of the end states, against the plain recursion's expectation of each
+    indicator at the end; for the policy and for the optimum."""
+    solution = optimal_solution(joker, boxes)
+    model = solution.model
+    evaluation = evaluate_yahtzee(POLICIES[name], solution=solution, chunk=7)
+    end = _upper_bonus if "sixes" in boxes else _fifty
+    got, optimal = (
+        (evaluation.upper_bonus_probability, evaluation.optimal_upper_bonus_probability)
+        if end is _upper_bonus
+        else (evaluation.yahtzee_probability, evaluation.optimal_yahtzee_probability)
+    )
+    want = PlainEvaluation(model, POLICIES[name], end=end).value(model.start)
+    want_optimal = PlainEvaluation(model, solution.batched_policy(), end=end).value(model.start)
+    assert 0.0 < got < 1.0 and 0.0 < optimal < 1.0
+    assert got == pytest.approx(want, abs=1e-12)
+    assert optimal == pytest.approx(want_optimal, abs=1e-12)
+    # The gap split by box either way sums to the gap.
+    played, optimal = evaluation.losses_by_box()
+    assert played.sum() == pytest.approx(evaluation.gap, abs=1e-9)
+    assert optimal.sum() == pytest.approx(evaluation.gap, abs=1e-9)
 
 
 @pytest.mark.parametrize("boxes, joker", GAMES, ids=str)

@@ -158,6 +158,76 @@ def test_ppo_run_end_to_end_and_resume(tmp_path, monkeypatch):
     replayed = baselines.evaluate(Path(whole["run_dir"]), ENV_ID, boxes=BOXES)
     assert replayed.value == pytest.approx(whole["value"], abs=1e-12)
     assert _compared(resumed) == _compared(whole)
+    _check_archive_and_analysis(whole, tmp_path)
+
+
+def _check_archive_and_analysis(whole: dict, tmp_path: Path) -> None:
+    """The archive keeps a PPO run's model (no per-state arrays on Yahtzee); restamp's check
+    evaluates it again, greedy and stochastic; the Yahtzee analysis scores it beside
+    `greedy-turn` and the optimum."""
+    from docs.tools import yahtzee_agents
+    from docs.tools.archive import _archive_run
+    from docs.tools.restamp import reevaluated
+
+    entry = tmp_path / "archive" / "full" / "yahtzee" / "ppo" / "seed0"
+    _archive_run(Path(whole["run_dir"]), entry)
+    assert (entry / "policy.zip").is_file() and not np.load(entry / "arrays.npz").files
+    identity = yaml.safe_load((entry / "config.yaml").read_text())
+    result = json.loads((entry / "result.json").read_text())
+    assert reevaluated(entry, identity, result) is None
+    result["stochastic_gap"] += 1e-9
+    assert reevaluated(entry, identity, result).startswith("stochastic_gap ")
+
+    # An earlier config's run, 1 point worse, without a kept model: set beside it.
+    earlier = entry.parent.parent / "ppo_first" / "seed0"
+    earlier.mkdir(parents=True)
+    old = {**identity, "hyperparams": {**identity["hyperparams"], "n_envs": 2}}
+    (earlier / "config.yaml").write_text(yaml.safe_dump(old))
+    before = np.array(whole["losses_by_turn"]) + [[0.25, 0.125, 0.125]]  # 1 point in all
+    worse = {"value": whole["value"] - 1, "gap": whole["gap"] + 1,
+             "losses_by_turn": before.tolist()}  # fmt: skip
+    (earlier / "result.json").write_text(json.dumps({**whole, **worse}))
+    analysis = yahtzee_agents.analyse(
+        None, tmp_path / "archive" / "full", games=300, seed=0, hand_written=("greedy-turn",)
+    )
+    assert [run["config"] for run in analysis["other_agents"]] == ["ppo_first"]
+    changes = yahtzee_agents.changes_text(analysis)
+    assert f"the gap fell from {whole['gap'] + 1:.2f} to {whole['gap']:.2f}" in changes
+    assert "n_envs 2 -> 4" in changes and "(50 %) with 2 rolls left" in changes
+    agent, greedy, optimal = (analysis["policies"][k] for k in ("agent", "greedy-turn", "optimal"))
+    assert agent["value"] == pytest.approx(whole["value"], abs=1e-12)
+    assert greedy["value"] == pytest.approx(
+        baselines.evaluate("greedy-turn", ENV_ID, boxes=BOXES).value, abs=1e-12
+    )
+    assert optimal["value"] == pytest.approx(whole["optimal_value"], abs=1e-12)
+    for row in (agent, greedy, optimal):
+        assert sum(row["scores"]["counts"].values()) == 300
+        assert sum(row["losses_by_played"]) == pytest.approx(row["gap"], abs=1e-9)
+        assert 0.0 < row["yahtzee_probability"] < 1.0
+    assert agent["yahtzee_probability"] != optimal["yahtzee_probability"]
+    out = tmp_path / "analysis"
+    written = yahtzee_agents.write(analysis, out, None)
+    assert {p.name for p in written} == {
+        "yahtzee_agents.json", "yahtzee_agents_losses.png", "yahtzee_agents_boxes.png",
+        "yahtzee_agents_scores.png",
+    }  # fmt: skip
+    section = yahtzee_agents.report_section(out)
+    assert section.startswith("## Yahtzee: why") and f"| {agent['value']:.4f} |" in section
+    assert "not there any more" not in section and "is now" not in section
+    (entry / "result.json").write_text(json.dumps({**result, "value": 1.0}))
+    assert "that run's exact value is now 1.0" in yahtzee_agents.report_section(out)
+
+
+def test_median_interval_by_hand():
+    """Scores 1..101: the median 51, and the order statistics of ranks 50.5 -+ 1.96 *
+    sqrt(101) / 2 = 50.5 -+ 9.85, floor and ceiling: the 41st and 62nd values (0-based 40, 61)."""
+    from docs.tools.yahtzee_agents import median_interval, score_summary
+
+    assert median_interval(np.arange(1, 102)) == (51.0, 41.0, 62.0)
+    summary = score_summary(np.array([3.0, 3.0, 7.0]))
+    assert summary["counts"] == {"3": 2, "7": 1} and summary["median"] == 3.0
+    with pytest.raises(ValueError, match="integers"):
+        score_summary(np.array([1.5]))
 
 
 @pytest.mark.parametrize("name", ["ppo", "qlearning"])

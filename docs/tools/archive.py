@@ -14,8 +14,9 @@
 An entry is named by its config's name and seed, not by the hash of its identity, so a report
 finds it whatever code made it; it refuses an entry whose config (hyperparameters, steps,
 environment arguments, evaluation, seed) is not the config file's any more, and says which
-package version and code made the runs when they are not the current ones. Checkpoints and
-policies stay in the run store. `archive_runs` replaces a budget's folder whole, by a rename,
+package version and code made the runs when they are not the current ones. Checkpoints stay
+in the run store, and so do the policies of runs with per-state arrays (their actions are in
+arrays.npz). `archive_runs` replaces a budget's folder whole, by a rename,
 so the archive holds exactly the runs the configs plan.
 """
 
@@ -50,6 +51,7 @@ from training.runs import (
 ARCHIVED_FILES = ("config.yaml", CODE_FILE, "result.json", "curve.json", "timing.json")
 ARRAYS_FILE = "arrays.npz"
 ARRAYS = ("actions", "value_errors")
+POLICY_FILE = "policy.zip"  # kept where a run has no per-state arrays
 # What makes an archived run this config's run: its identity without what made it (and the
 # code fingerprint that identities held before the code was recorded module by module).
 MADE_BY = ("package", "code")
@@ -213,7 +215,10 @@ def _archive_run(source: Path, destination: Path) -> None:
     for name in ARCHIVED_FILES:
         if (source / name).exists():
             shutil.copyfile(source / name, destination / name)
-    atomic_write_bytes(destination / ARRAYS_FILE, npz_bytes(run_arrays(source)))
+    arrays = run_arrays(source)
+    atomic_write_bytes(destination / ARRAYS_FILE, npz_bytes(arrays))
+    if not arrays and (source / POLICY_FILE).is_file():
+        shutil.copyfile(source / POLICY_FILE, destination / POLICY_FILE)
 
 
 def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:

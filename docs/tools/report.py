@@ -38,6 +38,7 @@ import baselines
 import training.report
 from dice_envs import GAMES, env_ids
 from dice_envs.policies import named_policy
+from docs.tools import yahtzee_agents
 from docs.tools.archive import Archive, current_maker, run_arrays
 from docs.tools.game_pages import page_path, write_page_section
 from docs.tools.plots import (
@@ -674,6 +675,7 @@ class Report:
     timing: str
     sweeps: list[str]  # the recorded sweeps under `out`, as Markdown lines
     targets: str = ""  # the targets table; empty when no target's configs are all here
+    studies: str = ""  # sections of their own commands' results (`docs.tools.yahtzee_agents`)
 
     def markdown(self) -> str:
         """The whole report, as `report.md` holds it."""
@@ -687,7 +689,7 @@ class Report:
             f"# Training report (`{self.budget}` budget)\n\n{self.description}\n\n{self.table}"
             f"\n\n{targets}{self.plots}\n\n## Monte Carlo against exact evaluation\n\n"
             f"{self.monte_carlo}\n\n## Where the agents lose their gap\n\n{self.losses}\n\n"
-            f"{exploit}## Time\n\n{self.timing}\n"
+            f"{exploit}{self.studies}## Time\n\n{self.timing}\n"
         )
 
 
@@ -946,6 +948,7 @@ def make_report(
         timing=timing_text(groups, "of this report", _sweep_lines(out, groups)),
         sweeps=_sweep_lines(out, groups),
         targets=targets_table(groups, targets),
+        studies=yahtzee_agents.report_section(out),
     )
     report.plots = gap_plots(report)
     (out / "report.md").write_text(report.markdown())

@@ -16,10 +16,13 @@ checked that the code here computes what the code that made it computed:
 3. each of those modules is compared between `--base` and the working tree: a module that
    differs must be named in `--vouched` (a change that does not touch what a run computes,
    such as bookkeeping or an interface around the same computation);
-4. where any module differs, a run with per-state arrays (every game with tables) is
-   evaluated again from its archived final policy by the code here, and its value, gap and
-   agreement must equal the archived ones to 1e-12; a run without them (Yahtzee, whose exact
-   evaluation takes hours per policy) is not carried over past a changed module.
+4. where any module differs, the run is evaluated again from its archived final policy by the
+   code here, and its value, gap and agreement must equal the archived ones to 1e-12: the
+   actions of its per-state arrays (every game with tables), or its archived SB3 model
+   (`policy.zip`, Yahtzee's PPO runs: minutes per evaluation on the full game, greedy and, where
+   the run scored it, its action distribution, the `stochastic_` keys); a run with neither
+   (Yahtzee's Q-learning, archived before its policies were kept) is not carried over past a
+   changed module.
 
 A run carried over gets the new code.json (and its config.yaml loses an old `code`); the
 others stay as they were. Everything checked is printed.
@@ -40,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from docs.tools.archive import POLICY_FILE
 from docs.tools.readme import ROOT
 from training.runs import CODE_FILE, CODE_PACKAGES, atomic_write_yaml, stale_modules
 
@@ -122,18 +126,31 @@ def current_stamp(config: dict, store: Path) -> dict[str, str]:
 
 def reevaluated(entry: Path, identity: dict, result: dict) -> str | None:
     """Why the archived final policy does not score as archived by the code here (None: it
-    does, or the run has no per-state arrays)."""
+    does)."""
     import baselines
 
-    path = entry / "arrays.npz"
-    with np.load(path) as arrays:
-        if "actions" not in arrays.files:
-            return None
-        actions = arrays["actions"].astype(np.int64)
-    scored = baselines.evaluate(actions, identity["env_id"], **identity["env_kwargs"])
-    for key in COMPARED:
-        if key in result and abs(getattr(scored, key) - result[key]) > TOLERANCE:
-            return f"{key} {getattr(scored, key)!r} against the archived {result[key]!r}"
+    env_id, kwargs = identity["env_id"], identity["env_kwargs"]
+    actions = None
+    if (entry / "arrays.npz").is_file():
+        with np.load(entry / "arrays.npz") as arrays:
+            if "actions" in arrays.files:
+                actions = arrays["actions"].astype(np.int64)
+    if actions is not None:
+        scorings = {"": baselines.evaluate(actions, env_id, **kwargs)}
+    elif (entry / POLICY_FILE).is_file():
+        # The entry is a run folder (config.yaml, policy.zip): a policy form of its own.
+        scorings = {"": baselines.evaluate(entry, env_id, **kwargs)}
+        if "stochastic_value" in result:
+            scorings["stochastic_"] = baselines.evaluate(
+                entry, env_id, deterministic=False, **kwargs
+            )
+    else:
+        return "no final policy to evaluate again"
+    for prefix, scored in scorings.items():
+        for key in COMPARED:
+            archived = result.get(prefix + key)
+            if archived is not None and abs(getattr(scored, key) - archived) > TOLERANCE:
+                return f"{prefix}{key} {getattr(scored, key)!r} against the archived {archived!r}"
     return None
 
 
@@ -167,11 +184,9 @@ def check_entry(entry: Path, base_roots, expected: str, stamps: dict, store: Pat
         return None, f"modules changed since the base: {', '.join(sorted(changed - vouched))}"
     if not changed:
         return stamp, None
-    if not (entry / "arrays.npz").exists() or not np.load(entry / "arrays.npz").files:
-        return None, f"no final policy to evaluate again past {', '.join(sorted(changed))}"
     result = json.loads((entry / "result.json").read_text())
     why = reevaluated(entry, identity, result)
-    return (None, why) if why else (stamp, None)
+    return (None, f"{why} past {', '.join(sorted(changed))}") if why else (stamp, None)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -139,13 +139,7 @@ def plot_losses_by_turn(evaluations: dict, game: str, path: Path) -> None:
     fig, axes = plt.subplots(1, len(evaluations), figsize=(6 * len(evaluations), 4.2))
     axes = np.atleast_1d(axes)
     for ax, (name, evaluation) in zip(axes, evaluations.items(), strict=True):
-        losses = evaluation.losses_by_turn
-        turns = np.arange(1, len(losses) + 1)
-        bottom = np.zeros(len(losses))
-        for column, decision in enumerate(DECISIONS):
-            ax.bar(turns, losses[:, column], bottom=bottom, label=decision)
-            bottom += losses[:, column]
-        ax.set_xticks(turns)
+        draw_losses_by_turn(ax, evaluation.losses_by_turn)
         ax.set(
             xlabel="turn",
             ylabel="expected points lost",
@@ -160,6 +154,17 @@ def plot_losses_by_turn(evaluations: dict, game: str, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def draw_losses_by_turn(ax: Any, losses: Any) -> None:
+    """Bars of the points lost at each turn (rows of `losses`), stacked by decision."""
+    losses = np.asarray(losses)
+    turns = np.arange(1, len(losses) + 1)
+    bottom = np.zeros(len(losses))
+    for column, decision in enumerate(DECISIONS):
+        ax.bar(turns, losses[:, column], bottom=bottom, label=decision)
+        bottom += losses[:, column]
+    ax.set_xticks(turns)
 
 
 def where_lost_table(evaluations: dict, count: int = 4) -> str:
