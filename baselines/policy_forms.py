@@ -276,12 +276,13 @@ def _logsumexp(values: Any, scratch: Any) -> Any:
 
 def _masked_log_normalised(log_probs: Any, legal: np.ndarray, scratch: Any) -> Any | None:
     """MaskableCategorical's normalised masked logits of the (n, k) float32 `log_probs`
-    (Categorical's normalised logits), bit for bit (tests), or None where a row does not take
-    the shortcut. The masked logits `floor + log_probs * legal` equal `torch.where(legal,
-    log_probs, HUGE_NEGATIVE_LOGIT)` (an infinite log-probability makes its row NaN, so it
-    fails the shortcut) and are twice as fast; their logsumexp is torch's with the masked
-    entries' exponentials, exactly 0 there, written as exp(log_probs - max) * 0 (not the
-    underflowing exp(-1e8 - max), torch's slow path)."""
+    (Categorical's normalised logits), bit for bit (tests), or None when a row cannot take the
+    shortcut (the caller then takes SB3's operations). The masked logits `floor + log_probs *
+    legal` are `torch.where(legal, log_probs, HUGE_NEGATIVE_LOGIT)`, several times faster (an
+    infinite log-probability makes its row NaN, which fails the shortcut; a -0 becomes +0,
+    which changes no probability); their logsumexp is torch's with the masked entries'
+    exponentials, exactly 0, written as exp(log_probs - max) * 0 instead of torch's
+    exp(-1e8 - max), an underflow that takes its slow path (20 times an ordinary exp)."""
     import torch
 
     keep = np.asarray(legal, bool).reshape(log_probs.shape).astype(np.float32)
@@ -290,7 +291,7 @@ def _masked_log_normalised(log_probs: Any, legal: np.ndarray, scratch: Any) -> A
     masked = torch.addcmul(torch.from_numpy(floor), log_probs, keep_tensor)
     top = masked.amax(dim=-1, keepdim=True)
     top_rows = top.numpy()
-    if not ((top_rows > FAST_FLOOR) & (top_rows <= 0.0)).all():
+    if not ((top_rows > FAST_FLOOR) & (top_rows <= 0.0)).all():  # NaN fails too
         return None
     exps = torch.sub(log_probs, top, out=scratch).exp_().mul_(keep_tensor)
     total = exps.sum(dim=-1, keepdim=True)

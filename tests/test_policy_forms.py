@@ -323,6 +323,26 @@ def test_the_masked_logits_exponentials_are_exactly_zero_where_the_shortcut_take
     assert (torch.exp(torch.from_numpy(differences)) == 0).all()
 
 
+def test_logsumexp_by_torchs_own_operations_is_torchs():
+    """The fast path's logsumexp is torch's bit for bit, also on rows with infinite maxima
+    (taken as 0), all -inf, NaN and huge values."""
+    import torch
+
+    from baselines.policy_forms import _logsumexp
+
+    rows = np.random.default_rng(5).normal(size=(40, 45)).astype(np.float32)
+    rows[:10] *= np.float32(1e3)
+    rows[10:12, 4] = np.inf
+    rows[12:14] = -np.inf
+    rows[14, 6], rows[15, 7] = -np.inf, np.nan
+    rows[16:18] = np.float32(3e38)
+    values = torch.from_numpy(rows)
+    want = values.logsumexp(dim=-1, keepdim=True).numpy()
+    got = _logsumexp(values, torch.empty_like(values)).numpy()
+    np.testing.assert_array_equal(got, want)
+    assert np.isposinf(want[10:12]).all() and np.isneginf(want[12:14]).all()
+
+
 HAZARDS = ("nothing legal", "overflow", "infinite")
 
 
