@@ -206,15 +206,22 @@ class CategoricalHead:
         return torch.where(allowed, logits, self.floor)
 
     def _probabilities(self, logits: Any, legal: np.ndarray | None) -> Any:
-        """Categorical's probabilities of `logits` (masked as MaskableCategorical masks)."""
+        """Categorical's probabilities of `logits` (masked as MaskableCategorical masks),
+        overwriting `logits`: torch's logsumexp by its own operations (`_logsumexp`), and the
+        masked normalisation without the exponentials of the masked logits where they are 0."""
         import torch
 
-        logits = logits - logits.logsumexp(dim=-1, keepdim=True)
-        if self.masked:
-            if legal is not None:
-                logits = self._masked(logits, legal)
-            logits = logits - logits.logsumexp(dim=-1, keepdim=True)
-        return torch.softmax(logits, dim=-1)
+        scratch = torch.empty_like(logits)
+        logits.sub_(_logsumexp(logits, scratch))
+        if not self.masked:
+            return torch.softmax(logits, dim=-1)
+        if legal is None:
+            return torch.softmax(logits.sub_(_logsumexp(logits, scratch)), dim=-1)
+        normalised = _masked_log_normalised(logits, legal, scratch)
+        if normalised is None:  # a row where the shortcut does not hold: SB3's own operations
+            masked = self._masked(logits, legal)
+            normalised = masked - masked.logsumexp(dim=-1, keepdim=True)
+        return torch.softmax(normalised, dim=-1)
 
     def probabilities(self, rows: np.ndarray, legal: np.ndarray | None) -> np.ndarray:
         """(n, actions) float64: the policy's action probabilities, as SB3's distribution."""
@@ -242,6 +249,58 @@ class CategoricalHead:
                 probs = self._probabilities(logits[rows_near], part)
                 actions[rows_near] = probs.argmax(dim=-1)
             return actions.numpy()
+
+
+# Rows whose best legal log-probability lies in (FAST_FLOOR, 0] take the masked
+# normalisation's shortcut: there every masked logit's exponential, exp(HUGE_NEGATIVE_LOGIT -
+# best) with the difference in [-1e8, -9.9e7], is exactly 0 in torch (a test tries them all).
+FAST_FLOOR = -1e6
+
+
+def _logsumexp(values: Any, scratch: Any) -> Any:
+    """(n, 1) `values.logsumexp(dim=-1, keepdim=True)` for (n, k) float32 `values`, bit for bit
+    (tests), by torch's own CPU operations: the row maxima (an infinite one taken as 0),
+    exp_ of the differences (into `scratch`), their sum over the same contiguous rows, its log
+    plus the maxima. The per-row steps that are exact IEEE operations run in numpy: on an
+    (n, 1) tensor every torch operation is one more parallel region."""
+    import torch
+
+    top = values.amax(dim=-1, keepdim=True)
+    top_rows = top.numpy()
+    top_rows[np.isinf(top_rows)] = 0.0
+    total = torch.sub(values, top, out=scratch).exp_().sum(dim=-1, keepdim=True).log_()
+    total_rows = total.numpy()
+    total_rows += top_rows
+    return total
+
+
+def _masked_log_normalised(log_probs: Any, legal: np.ndarray, scratch: Any) -> Any | None:
+    """MaskableCategorical's normalised masked logits of the (n, k) float32 `log_probs`
+    (Categorical's normalised logits), bit for bit (tests), or None when a row cannot take the
+    shortcut (the caller then takes SB3's operations). The masked logits `floor + log_probs *
+    legal` are `torch.where(legal, log_probs, HUGE_NEGATIVE_LOGIT)`, several times faster (an
+    infinite log-probability makes its row NaN, which fails the shortcut; a -0 becomes +0,
+    which changes no probability); their logsumexp is torch's with the masked entries'
+    exponentials, exactly 0, written as exp(log_probs - max) * 0 instead of torch's
+    exp(-1e8 - max), an underflow that takes its slow path (20 times an ordinary exp)."""
+    import torch
+
+    keep = np.asarray(legal, bool).reshape(log_probs.shape).astype(np.float32)
+    floor = (keep - np.float32(1.0)) * np.float32(-HUGE_NEGATIVE_LOGIT)
+    keep_tensor = torch.from_numpy(keep)
+    masked = torch.addcmul(torch.from_numpy(floor), log_probs, keep_tensor)
+    top = masked.amax(dim=-1, keepdim=True)
+    top_rows = top.numpy()
+    if not ((top_rows > FAST_FLOOR) & (top_rows <= 0.0)).all():  # NaN fails too
+        return None
+    exps = torch.sub(log_probs, top, out=scratch).exp_().mul_(keep_tensor)
+    total = exps.sum(dim=-1, keepdim=True)
+    total_rows = total.numpy()
+    if np.isnan(total_rows).any():  # an unmasked exponential overflowed: inf * 0
+        return None
+    total.log_()
+    total_rows += top_rows
+    return masked.sub_(total)
 
 
 def network_input(policy: Any) -> Callable:

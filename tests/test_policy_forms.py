@@ -305,3 +305,120 @@ def test_an_sb3_networks_greedy_action_is_predicts_at_ties_and_near_ties(algo, a
     else:
         want = torch.distributions.Categorical(logits=logits).probs.argmax(dim=1)
     np.testing.assert_array_equal(got, want.numpy())
+
+
+def test_the_masked_logits_exponentials_are_exactly_zero_where_the_shortcut_takes_them():
+    """The stochastic fast path writes a masked action's exponential, torch's
+    exp(HUGE_NEGATIVE_LOGIT - best) for a best legal log-probability in (FAST_FLOOR, 0], as 0:
+    torch gives exactly 0 for every float32 difference that can be."""
+    import torch
+
+    from baselines.policy_forms import FAST_FLOOR, HUGE_NEGATIVE_LOGIT
+
+    lowest = np.float32(HUGE_NEGATIVE_LOGIT) - np.float32(0.0)
+    highest = np.float32(HUGE_NEGATIVE_LOGIT) - np.float32(FAST_FLOOR)
+    bits = np.arange(highest.view(np.int32), lowest.view(np.int32) + 1, dtype=np.int32)
+    differences = bits.view(np.float32)
+    assert differences.min() == lowest and differences.max() == highest and len(bits) > 10**5
+    assert (torch.exp(torch.from_numpy(differences)) == 0).all()
+
+
+def test_logsumexp_by_torchs_own_operations_is_torchs():
+    """The fast path's logsumexp is torch's bit for bit, also on rows with infinite maxima
+    (taken as 0), all -inf, NaN and huge values."""
+    import torch
+
+    from baselines.policy_forms import _logsumexp
+
+    rows = np.random.default_rng(5).normal(size=(40, 45)).astype(np.float32)
+    rows[:10] *= np.float32(1e3)
+    rows[10:12, 4] = np.inf
+    rows[12:14] = -np.inf
+    rows[14, 6], rows[15, 7] = -np.inf, np.nan
+    rows[16:18] = np.float32(3e38)
+    values = torch.from_numpy(rows)
+    want = values.logsumexp(dim=-1, keepdim=True).numpy()
+    got = _logsumexp(values, torch.empty_like(values)).numpy()
+    np.testing.assert_array_equal(got, want)
+    assert np.isposinf(want[10:12]).all() and np.isneginf(want[12:14]).all()
+
+
+HAZARDS = ("nothing legal", "overflow", "infinite")
+
+
+def crafted_logits(rng: np.random.Generator, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """(logits, legal) rows of 45 actions: rows the masked normalisation's shortcut takes
+    ("shortcut"), or ordinary rows with a few of one kind it must leave to SB3's operations."""
+    rows = rng.normal(size=(64, 45)).astype(np.float32) * 2
+    legal = rng.random(rows.shape) < 0.5
+    legal[:, 3] = True
+    if kind == "shortcut":
+        rows[:8] = np.round(rows[:8])  # exact ties
+        legal[8:16] = False  # one legal action
+        legal[8:16, 40] = True
+        rows[16:24] += np.float32(1e6)  # a huge offset
+        rows[24:32] *= np.float32(5e3)  # a huge spread, its best action legal
+        legal[24:32, rows[24:32].argmax(axis=1)] = True
+        rows[32:40, 7] = 100.0  # one action sure, legal
+        legal[32:40, 7] = True
+    elif kind == "nothing legal":  # a uniform distribution
+        legal[5] = False
+    elif kind == "overflow":  # an illegal action e^200 likelier than any legal one
+        rows[5:9, 9] = rows[5:9].max(axis=1) + 200
+        legal[5:9, 9] = False
+    else:  # impossible actions, legal or not, and one sure action, rows of NaN
+        rows[5:8, 11] = -np.inf
+        legal[5, 11], legal[6:8, 11] = True, False
+        rows[8, 12] = np.inf
+    return rows, legal
+
+
+@pytest.mark.parametrize("algo", ["MaskablePPO", "PPO"])
+@pytest.mark.parametrize("kind", ["shortcut", *HAZARDS])
+def test_an_sb3_networks_probabilities_are_its_distributions_on_crafted_logits(algo, kind):
+    """The probabilities (deterministic=False) compose torch's logsumexp by its own operations
+    and mask without the masked actions' exponentials: on ties, one legal action, huge offsets
+    and spreads they equal SB3's distribution bit for bit (masked, with masks of None and
+    unmasked) without ever calling torch's logsumexp; a batch with a row where the shortcut
+    cannot hold (nothing legal, an overflowing exponential, infinite logits) is SB3's too."""
+    pytest.importorskip("sb3_contrib")
+    import sb3_contrib
+    import stable_baselines3
+    import torch
+    from sb3_contrib.common.maskable.distributions import MaskableCategorical
+
+    from baselines.policy_forms import CategoricalHead
+    from dice_envs.envs.sb3 import DiceSB3VecEnv
+
+    cls = getattr(sb3_contrib, algo, None) or getattr(stable_baselines3, algo)
+    env = DiceSB3VecEnv("dice_envs/Yahtzee-v0", num_envs=2)
+    model = cls("MlpPolicy", env, seed=4, device="cpu", policy_kwargs={"net_arch": [8]})
+    masked = algo == "MaskablePPO"
+    head = CategoricalHead.of(model.policy, masked)
+    crafted, legal = crafted_logits(np.random.default_rng(4), kind)
+    head.logits = lambda rows: torch.from_numpy(crafted.copy())
+    logits = torch.from_numpy(crafted)
+    if masked:
+        wants = {
+            "masked": (legal, MaskableCategorical(logits=logits, masks=legal, validate_args=False)),
+            "masks None": (None, MaskableCategorical(logits=logits, validate_args=False)),
+        }
+    else:
+        categorical = torch.distributions.Categorical(logits=logits, validate_args=False)
+        wants = {"unmasked": (None, categorical)}
+    logsumexp, calls = torch.Tensor.logsumexp, []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return logsumexp(*args, **kwargs)
+
+    for name, (masks, distribution) in wants.items():
+        want = distribution.probs.numpy().astype(np.float64)
+        calls.clear()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(torch.Tensor, "logsumexp", counted)
+            got = head.probabilities(np.zeros((len(crafted), 22), np.int64), masks)
+        np.testing.assert_array_equal(got, want, err_msg=name)
+        assert bool(calls) == (kind in HAZARDS and name == "masked"), name
+    if kind == "infinite":
+        assert np.isnan(want[8]).all() and not np.isnan(np.delete(want, 8, axis=0)).any()
