@@ -191,6 +191,8 @@ def _check_archive_and_analysis(whole: dict, tmp_path: Path) -> None:
         None, tmp_path / "archive" / "full", games=300, seed=0, hand_written=("greedy-turn",)
     )
     assert [run["config"] for run in analysis["other_agents"]] == ["ppo_first"]
+    with pytest.raises(ValueError, match="finished Yahtzee PPO run folder; .* has no policy.zip"):
+        yahtzee_agents.analyse(earlier, tmp_path / "archive" / "full")
     changes = yahtzee_agents.changes_text(analysis)
     assert f"the gap fell from {whole['gap'] + 1:.2f} to {whole['gap']:.2f}" in changes
     assert "n_envs 2 -> 4" in changes and "(50 %) with 2 rolls left" in changes

@@ -198,6 +198,15 @@ def analyse(
             )
         agent = kept[0]["folder"]
     agent = Path(agent)
+    missing = [
+        name
+        for name in ("config.yaml", "result.json", "policy.zip")
+        if not (agent / name).is_file()
+    ]
+    if missing:
+        raise ValueError(
+            f"agent must be a finished Yahtzee PPO run folder; {agent} has no {', '.join(missing)}"
+        )
     config = yaml.safe_load((agent / "config.yaml").read_text())
     if config.get("env_id") != YAHTZEE:
         raise ValueError(f"--agent {agent} is not a run of {YAHTZEE}")
