@@ -35,6 +35,7 @@ import numpy as np
 import yaml
 
 import baselines
+from baselines.sampled_gap import Z_95
 from baselines.yahtzee_evaluation import CHOICES, DECISIONS, optimal_solution
 from dice_envs.files import atomic_write_bytes
 from docs.tools.game_pages import markdown_table, page_path, replace_section
@@ -54,7 +55,6 @@ OPTIMAL = "optimal"
 # Pape, "Yahtzee: Reinforcement Learning Techniques for Stochastic Combinatorial Games"
 # (arXiv 2601.00007, 2025): the median final score of its A2C agent over 100,000 games.
 PAPE_MEDIAN = 241.78
-Z_95 = 1.959963984540054
 
 
 def median_interval(scores: np.ndarray) -> tuple[float, float, float]:
@@ -176,7 +176,20 @@ def archived_agents(archive: Path) -> list[dict]:
 
 
 def agent_label(config: str, seed: int, steps: int) -> str:
-    return f"MaskablePPO `{config}` seed {seed} ({steps / 1e6:.0f}M steps)"
+    shown = f"{steps / 1e6:.0f}M" if steps >= 1_000_000 else f"{steps:,}"
+    return f"MaskablePPO `{config}` seed {seed} ({shown} steps)"
+
+
+def game_title(analysis: dict) -> str:
+    """The game as the figures' titles name it, with its arguments."""
+    kwargs = analysis["env_kwargs"]
+    shown = ", ".join(f"{k}={v!r}" for k, v in sorted(kwargs.items())) or "joker='forced'"
+    return f"Yahtzee ({shown})"
+
+
+def full_game(analysis: dict) -> bool:
+    """Whether the analysis is of the whole game (all 13 boxes), where Pape's median applies."""
+    return "boxes" not in analysis["env_kwargs"]
 
 
 def analyse(
@@ -368,6 +381,9 @@ def _changed_settings(before: dict, after: dict) -> str:
 
 
 def pape_text(analysis: dict) -> str:
+    """The agent's median against Pape's (on the whole game; "" on a reduced one)."""
+    if not full_game(analysis):
+        return ""
     scores = analysis["policies"]["agent"]["scores"]
     low, high = scores["median_low"], scores["median_high"]
     where = (
@@ -390,50 +406,48 @@ def section_text(analysis: dict, images: str) -> str:
     """The Yahtzee page's section: the tables, the figures (links relative to the page)."""
     agent = analysis["agent"]
     kwargs = analysis["env_kwargs"] or "the defaults (forced joker)"
-    return "\n\n".join(
-        [
-            "## Why the learned agent falls short, exactly",
-            f"The best archived agent ({analysis['policies']['agent']['label']}, at {kwargs}) "
-            "beside the hand-written `greedy-turn`, Glenn's heuristics (2006) and the optimum. "
-            "Values, gaps, agreement, the chances of the upper bonus and of 50 in the Yahtzee "
-            "box and every loss below are exact (`baselines.evaluate`); the medians and means "
-            f"are of {analysis['games']:,} games per policy in the native vector env "
-            f"(`baselines.estimate_gap`, seed {analysis['seed']}), whose sampled gap stands "
-            "beside the exact one. Made by `python -m docs.tools.yahtzee_agents` from "
-            f"{Path(agent['folder']).as_posix()}.",
-            summary_table(analysis),
-            pape_text(analysis),
-            "### Where the points go: by decision",
-            "The expected points lost at the decisions with 2, 1 and 0 rolls left, weighted by "
-            "the policy's chance of reaching them (`losses_by_turn` summed over turns); each "
-            "row sums to its gap. The other archived agents come from their archived results.",
-            decision_table(analysis),
-            changes_text(analysis),
-            f"![Yahtzee: the exact losses by turn]({images}/{LOSSES_PNG})",
-            "### By box",
-            "The same losses split by what the policy played (a reroll or the box it scored "
-            "in) and by what the optimum plays there (`YahtzeeEvaluation.losses_by_box`).",
-            box_table(analysis),
-            f"![Yahtzee: the exact losses by box]({images}/{BOXES_PNG})",
-            "### The final score",
-            f"![Yahtzee: final-score distributions]({images}/{SCORES_PNG})",
-        ]
-    )
+    parts = [
+        "## Why the learned agent falls short, exactly",
+        f"The best archived agent ({analysis['policies']['agent']['label']}, at {kwargs}) "
+        "beside the hand-written `greedy-turn`, Glenn's heuristics (2006) and the optimum. "
+        "Values, gaps, agreement, the chances of the upper bonus and of 50 in the Yahtzee "
+        "box and every loss below are exact (`baselines.evaluate`); the medians and means "
+        f"are of {analysis['games']:,} games per policy in the native vector env "
+        f"(`baselines.estimate_gap`, seed {analysis['seed']}), whose sampled gap stands "
+        "beside the exact one. Made by `python -m docs.tools.yahtzee_agents` from "
+        f"{Path(agent['folder']).as_posix()}.",
+        summary_table(analysis),
+        pape_text(analysis),
+        "### Where the points go: by decision",
+        "The expected points lost at the decisions with 2, 1 and 0 rolls left, weighted by "
+        "the policy's chance of reaching them (`losses_by_turn` summed over turns); each "
+        "row sums to its gap. The other archived agents come from their archived results.",
+        decision_table(analysis),
+        changes_text(analysis),
+        f"![Yahtzee: the exact losses by turn]({images}/{LOSSES_PNG})",
+        "### By box",
+        "The same losses split by what the policy played (a reroll or the box it scored "
+        "in) and by what the optimum plays there (`YahtzeeEvaluation.losses_by_box`).",
+        box_table(analysis),
+        f"![Yahtzee: the exact losses by box]({images}/{BOXES_PNG})",
+        "### The final score",
+        f"![Yahtzee: final-score distributions]({images}/{SCORES_PNG})",
+    ]
+    return "\n\n".join(part for part in parts if part)
 
 
 def report_text(analysis: dict, page: str) -> str:
     """The report's summary: the table, the median against Pape's, a link to the page."""
-    return "\n\n".join(
-        [
-            "## Yahtzee: why the learned agent falls short",
-            f"Made by `python -m docs.tools.yahtzee_agents` from "
-            f"{analysis['agent']['folder']}{_staleness(analysis)}.",
-            summary_table(analysis),
-            pape_text(analysis),
-            f"By turn, decision and box, with figures: [the Yahtzee page]({page}#why-the-learned"
-            "-agent-falls-short-exactly).",
-        ]
-    )
+    parts = [
+        "## Yahtzee: why the learned agent falls short",
+        f"Made by `python -m docs.tools.yahtzee_agents` from "
+        f"{analysis['agent']['folder']}{_staleness(analysis)}.",
+        summary_table(analysis),
+        pape_text(analysis),
+        f"By turn, decision and box, with figures: [the Yahtzee page]({page}#why-the-learned"
+        "-agent-falls-short-exactly).",
+    ]
+    return "\n\n".join(part for part in parts if part)
 
 
 def _staleness(analysis: dict) -> str:
@@ -474,8 +488,10 @@ def plot_losses(analysis: dict, path: Path) -> None:
                      fontsize=9)  # fmt: skip
     axes[0].set_ylabel("expected points lost (exact)")
     axes[0].legend(fontsize=8, title="decision", title_fontsize=8)
-    fig.suptitle("Yahtzee: where each policy loses, by turn (each panel sums to its gap)",
-                 fontsize=11)  # fmt: skip
+    fig.suptitle(
+        f"{game_title(analysis)}: where each policy loses, by turn (each panel sums to its gap)",
+        fontsize=11,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -501,7 +517,10 @@ def plot_boxes(analysis: dict, path: Path) -> None:
         ax.set(xlabel="expected points lost (exact)", title=title)
         ax.title.set_fontsize(10)
     axes[0].legend(fontsize=8)
-    fig.suptitle("Yahtzee: where each policy loses, by choice (a reroll or a box)", fontsize=11)
+    fig.suptitle(
+        f"{game_title(analysis)}: where each policy loses, by choice (a reroll or a box)",
+        fontsize=11,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -521,12 +540,14 @@ def plot_scores(analysis: dict, path: Path) -> None:
         ax.stairs(shares, edges, color=colour, lw=1.4, label=f"{label}: exact mean "
                   f"{entry['value']:.2f}, median {entry['scores']['median']:.0f}")  # fmt: skip
         ax.axvline(entry["value"], color=colour, ls="--", lw=1)
-    ax.axvline(PAPE_MEDIAN, color="black", ls=":", lw=1.2, label=f"Pape's A2C median {PAPE_MEDIAN}")
+    if full_game(analysis):
+        ax.axvline(PAPE_MEDIAN, color="black", ls=":", lw=1.2,
+                   label=f"Pape's A2C median {PAPE_MEDIAN}")  # fmt: skip
     ax.set(
         xlabel="final score (points; bins of 5, up to 400)",
         ylabel="share of games (%)",
-        title=f"Yahtzee: final score, {analysis['games']:,} simulated games per policy "
-        f"(seed {analysis['seed']}); dashed: each exact mean",
+        title=f"{game_title(analysis)}: final score, {analysis['games']:,} simulated games "
+        f"per policy (seed {analysis['seed']}); dashed: each exact mean",
     )
     ax.title.set_fontsize(10)
     ax.legend(fontsize=8)
@@ -564,9 +585,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="where to write (default: the budget's "
                         "report folder in --docs, with the Yahtzee page's section)")  # fmt: skip
     args = parser.parse_args(argv)
-    report_folder = (
-        args.docs / "training" if args.budget == "quick" else args.docs / "training" / "full"
-    )
+    # Here, not at the top: the report module imports this one, and training_report imports it.
+    from docs.tools.training_report import report_folder as budget_folder
+
+    report_folder = budget_folder(args.budget, args.docs)
     out = report_folder if args.out is None else args.out
     archive = args.docs / "training" / "runs" / args.budget
     start = time.perf_counter()
