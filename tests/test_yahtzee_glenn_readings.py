@@ -192,6 +192,8 @@ def test_bad_options_are_refused():
         tool.check_options({"tie_order": BOX_NAMES[:-1]})
     with pytest.raises(ValueError, match="strategy must be one of"):
         tool.reading_plan(Yahtzee(), "glenn", {})
+    with pytest.raises(ValueError, match="needs yahtzee_bonus"):
+        tool.reading_plan(Yahtzee(), HEURISTIC, {"yahtzee_mean": "with-bonus"})
 
 
 def test_order_text():
@@ -310,7 +312,7 @@ def test_the_section_shows_the_results_and_what_follows_from_them():
     ) in text
     assert "might hide): none lands on a published number.\n\n- standard deviations" in text
     assert "to the digit of his 254.5896" in text
-    assert "2 to 5 minutes each here" in text and "not computed yet" not in text
+    assert "2 to 5 minutes each when computed" in text and "not computed yet" not in text
 
 
 def test_the_section_says_what_changes_with_the_numbers():

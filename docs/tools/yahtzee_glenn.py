@@ -9,8 +9,9 @@ with `baselines.evaluate` on the full game (2 to 5 minutes each on a quiet machi
 Verhoeff's rules (Glenn's), and the named policies also under the forced joker rule. The
 results go to docs/results/yahtzee_glenn.json, one entry per (reading, strategy, joker) with
 its value and the definition that made it (and its hash); an entry whose definition is
-unchanged is not computed again, and each is written as soon as it is done, so a stopped run
-keeps what it finished. The optimum's per-box means and variances
+unchanged is not computed again (after a change to the code the readings are built with,
+`--recompute`), and each is written as soon as it is done, so a stopped run keeps what it
+finished. The optimum's per-box means and variances
 (`baselines.yahtzee_evaluation.optimal_box_moments`) are kept there too. Then the
 "yahtzee-glenn" section of docs/games/yahtzee.md is written from the JSON alone
 (`--only-section`: that only, nothing computed).
@@ -264,7 +265,7 @@ def lower_game_with_bonus(model: Yahtzee) -> np.ndarray:
 
 
 def reading_plan(
-    model: Yahtzee, strategy: str, options: Mapping[str, Any], yahtzee_bonus: float = 0.0
+    model: Yahtzee, strategy: str, options: Mapping[str, Any], yahtzee_bonus: float | None = None
 ) -> EstimatePlan:
     """Strategy `strategy` (of `GLENN_NAMES`) of `model` read with `options` (of `DEFAULTS`);
     `yahtzee_bonus`: the optimum's expected Yahtzee bonuses, for ``yahtzee_mean="with-bonus"``."""
@@ -286,6 +287,8 @@ def reading_plan(
         if strategy == HEURISTIC:
             means = OPTIMAL_BOX_MEANS.copy()
             if options["yahtzee_mean"] == "with-bonus":
+                if yahtzee_bonus is None:
+                    raise ValueError('yahtzee_mean="with-bonus" needs yahtzee_bonus (a number)')
                 means[YAHTZEE] += yahtzee_bonus
             upper = _open_boxes(6) @ means[:6]
             lower = _open_boxes(7) @ means[6:]
@@ -621,7 +624,7 @@ def _minutes(results: Mapping) -> str:
         return ""
     low, high = round(min(seconds) / 60), round(max(seconds) / 60)
     span = f"about {low}" if low == high else f"{low} to {high}"
-    return f", {span} minutes each here"
+    return f", {span} minutes each when computed"
 
 
 def conclusion_text(results: Mapping) -> str:
