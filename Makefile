@@ -49,6 +49,11 @@ demo: race solve train
 solve: venv
 	$(BIN)/python -m docs.tools.solve
 
+# Not part of `solve`: Glenn's strategies and the readings of his report against his Table 3
+# (the Yahtzee page's last section) come from `python -m docs.tools.yahtzee_glenn`, some 20
+# exact evaluations of minutes each, kept in docs/results/yahtzee_glenn.json (a stopped run
+# resumes; only new or changed readings are computed).
+
 # The Ten Thousand race's answer page (docs/results/ten_thousand_race.md, its figures): the
 # archive docs/results/ten_thousand_race.json filled where it is not yet (about an hour from
 # nothing: some 60 best responses at the full goal; a stopped run resumes), then the page.

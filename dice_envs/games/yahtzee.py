@@ -808,7 +808,7 @@ class Yahtzee:
 #     glenn-greedy 218.7022 / 218.8376 (published 218.05), glenn-heuristic 242.2037 /
 #     242.2187 (240.67), glenn-better-heuristic 248.9315 / 248.9396 (244.87).
 #   None reproduces the published digits, and no reading tried does (each evaluated exactly,
-#   Verhoeff's rules; docs/games/yahtzee.md lists them all): greedy's tie order, which the
+#   Verhoeff's rules; docs.tools.yahtzee_glenn scores them all): greedy's tie order, which the
 #   report gives only by one example, alone moves it from 217.30 (box order, Ones first) to
 #   219.59 (the lower boxes, then Ones .. Sixes, then Chance), a span that holds 218.05, so
 #   the published value pins no order; keep ties could move it further. The heuristics score
@@ -1039,36 +1039,56 @@ class EstimatePlan(TurnPlan):
         model: the game.
         upper_estimate: (64, 64): the estimate's part read from the upper boxes, by the upper
             total (0..63) and the filled upper boxes (bit b for box b).
-        lower_estimate: (128,): its part read from the filled lower boxes (bit b - 6 for box b).
+        lower_estimate: (128,): its part read from the filled lower boxes (bit b - 6 for box
+            b); or (128, 2): by those and the Yahtzee flag after the scoring (50 in the
+            Yahtzee box).
         box_order: boxes of equal worth go to the first in this order (default box order).
+        count_yahtzee_bonus: whether the points of a scoring include its Yahtzee bonus
+            (Glenn's s(S, r, c) does; False reads the report otherwise).
     """
 
     def __init__(
-        self, model: Yahtzee, upper_estimate, lower_estimate, box_order: Sequence[int] = _BOXES
+        self,
+        model: Yahtzee,
+        upper_estimate,
+        lower_estimate,
+        box_order: Sequence[int] = _BOXES,
+        *,
+        count_yahtzee_bonus: bool = True,
     ) -> None:
         self.model = model
         self.box_order = np.array(box_order, dtype=np.int64)
         self.upper_estimate = np.asarray(upper_estimate, dtype=float)
         self.lower_estimate = np.asarray(lower_estimate, dtype=float)
+        if self.lower_estimate.shape not in ((128,), (128, 2)):
+            shape = self.lower_estimate.shape
+            raise ValueError(f"lower_estimate must have shape (128,) or (128, 2); got {shape}")
+        self.count_yahtzee_bonus = bool(count_yahtzee_bonus)
         upper = np.arange(UPPER_LEVELS)[:, None, None, None]
         flag = np.array([False, True])[None, :, None, None]
         scored = self._scored(upper, flag, BOX_POINTS, IS_YAHTZEE[:, None])
         shape = (UPPER_LEVELS, 2, NUM_DICE_SETS, NUM_BOXES)
-        self._now, self._next_upper = (np.broadcast_to(a, shape).copy() for a in scored)
+        self._now, self._next_upper, self._next_flag = (
+            np.broadcast_to(a, shape).copy() for a in scored
+        )
 
-    def _scored(self, upper, yahtzee50, points, yahtzee_roll) -> tuple[np.ndarray, np.ndarray]:
+    def _scored(self, upper, yahtzee50, points, yahtzee_roll) -> tuple[np.ndarray, ...]:
         """Glenn's s(S, r, c), the points of scoring `points` in each box (the last axis) with
-        any Yahtzee bonus but not the upper bonus (the estimate counts it), and the upper
-        total after it (broadcast)."""
-        reward, next_upper, _ = self.model.score_result(
+        any Yahtzee bonus (unless not `count_yahtzee_bonus`) but not the upper bonus (the
+        estimate counts it), the upper total and the Yahtzee flag after it (broadcast)."""
+        reward, next_upper, next_flag = self.model.score_result(
             upper, yahtzee50, _BOXES, points, yahtzee_roll
         )
-        upper_bonus = UPPER_BONUS * ((upper < UPPER_TARGET) & (next_upper >= UPPER_TARGET))
-        return reward - upper_bonus, next_upper
+        reward = reward - UPPER_BONUS * ((upper < UPPER_TARGET) & (next_upper >= UPPER_TARGET))
+        if not self.count_yahtzee_bonus:
+            reward = reward - YAHTZEE_BONUS * (yahtzee_roll & yahtzee50)
+        return reward, next_upper, next_flag
 
     def utilities(self, filled, upper, yahtzee50) -> np.ndarray:
         now, next_upper = self._now[upper, yahtzee50], self._next_upper[upper, yahtzee50]
         legal = np.broadcast_to(_OPEN[filled][:, None, :], now.shape)
+        by_flag = self.lower_estimate.ndim == 2
+        next_flag = self._next_flag[upper, yahtzee50] if by_flag else None
         jokers = np.flatnonzero(self.model.is_joker(filled, YAHTZEE_DICE[0]))
         if len(jokers):  # Yahtzees with the Yahtzee box filled: the joker rules
             joker_legal, points = self.model.scoring(filled[jokers, None], YAHTZEE_DICE[None, :])
@@ -1076,10 +1096,15 @@ class EstimatePlan(TurnPlan):
             rows = np.ix_(jokers, YAHTZEE_DICE)
             legal = legal.copy()
             legal[rows] = joker_legal
-            now[rows], next_upper[rows] = self._scored(*card, points, True)
+            now[rows], next_upper[rows], flag = self._scored(*card, points, True)
+            if by_flag:
+                next_flag[rows] = flag
         after = filled[:, None] | _BOX_BITS  # (C, 13): the filled boxes after each box
         estimate = self.upper_estimate[next_upper, (after & 63)[:, None, :]]
-        estimate += self.lower_estimate[after >> 6][:, None, :]
+        if by_flag:
+            estimate += self.lower_estimate[(after >> 6)[:, None, :], next_flag.astype(np.int64)]
+        else:
+            estimate += self.lower_estimate[after >> 6][:, None, :]
         return np.where(legal, now + estimate, -np.inf)
 
 
@@ -1100,17 +1125,28 @@ def plain_game_values(boxes: Sequence[int]) -> np.ndarray:
     return values
 
 
-def upper_bonus_estimates() -> np.ndarray:
+def upper_bonus_estimates(mean=None, spread=None) -> np.ndarray:
     """(64, 64): Glenn's estimate of the upper bonus by the upper total and the filled upper
     boxes: 35 times the chance that a normal variable with the mean and variance of the open
     upper boxes' points under the optimum (`OPTIMAL_BOX_MEANS`, `OPTIMAL_BOX_VARIANCES`, the
-    variances added as if independent) makes up what 63 still needs; 35 once it is reached."""
+    variances added as if independent) makes up what 63 still needs; 35 once it is reached.
+
+    Args:
+        mean: (64,): the normal's mean by the filled upper boxes, in place of the optimum's
+            means summed over the open ones (other readings of the report).
+        spread: (64,): likewise its standard deviation, in place of the square root of the
+            summed variances.
+    """
     open_ = (np.arange(64)[:, None] >> np.arange(6) & 1) == 0
-    mean = open_ @ OPTIMAL_BOX_MEANS[:6]
-    spread = np.sqrt(open_ @ OPTIMAL_BOX_VARIANCES[:6])
+    mean = open_ @ OPTIMAL_BOX_MEANS[:6] if mean is None else np.asarray(mean, dtype=float)
+    if spread is None:
+        spread = np.sqrt(open_ @ OPTIMAL_BOX_VARIANCES[:6])
+    spread = np.asarray(spread, dtype=float)
+    if mean.shape != (64,) or spread.shape != (64,):
+        raise ValueError(f"mean and spread must have shape (64,); got {mean.shape}, {spread.shape}")
     need = UPPER_TARGET - np.arange(UPPER_LEVELS)[:, None]
     z = (need - mean) / np.where(spread > 0, spread * math.sqrt(2.0), 1.0)
-    chance = np.where(spread > 0, 0.5 * np.vectorize(math.erfc)(z), need <= 0)
+    chance = np.where(spread > 0, 0.5 * np.vectorize(math.erfc)(z), need <= mean)
     return UPPER_BONUS * np.where(need <= 0, 1.0, chance)
 
 
