@@ -315,3 +315,15 @@ def test_sparse_learner_plays_score_at_once_where_it_never_acted():
         table = np.where(mask, learner.table[np.maximum(rows, 0)], -np.inf).argmax(axis=1)
         assert np.array_equal(played, np.where(rows >= 0, table, score_at_once))
         assert mask[np.arange(8), played].all()
+
+
+def test_a_run_store_folder_is_labelled_by_its_committed_config():
+    from docs.tools import yahtzee_agents
+    from docs.tools.readme import ROOT
+    from training.runs import run_identity
+
+    config = load_config(ROOT / "configs" / "yahtzee" / "ppo_wide.yaml", "full")
+    identity = run_identity(config, 2)
+    assert yahtzee_agents.committed_config(identity) == "ppo_wide"
+    other = {**identity, "hyperparams": {**identity["hyperparams"], "n_envs": 3}}
+    assert yahtzee_agents.committed_config(other) is None

@@ -41,8 +41,11 @@ from dice_envs.files import atomic_write_bytes
 from docs.tools.game_pages import markdown_table, page_path, replace_section
 from docs.tools.readme import DOCS, ROOT
 from docs.tools.yahtzee import draw_losses_by_turn
+from training.config import BUDGETS
+from training.runs import planned_runs, run_identity
 
 YAHTZEE = "dice_envs/Yahtzee-v0"
+YAHTZEE_CONFIGS = "yahtzee"  # the folder of configs/ that holds its configs
 SECTION = "yahtzee-agents"
 JSON_FILE = "yahtzee_agents.json"
 LOSSES_PNG = "yahtzee_agents_losses.png"
@@ -192,6 +195,16 @@ def full_game(analysis: dict) -> bool:
     return "boxes" not in analysis["env_kwargs"]
 
 
+def committed_config(identity: dict) -> str | None:
+    """The name of the committed Yahtzee config (`ppo_wide`) one of whose runs, at either
+    budget, has this identity (a run-store folder's config.yaml); None if none has."""
+    for budget in BUDGETS:
+        for path, config, seed in planned_runs(ROOT / "configs", budget, [YAHTZEE_CONFIGS]):
+            if run_identity(config, seed) == identity:
+                return path.stem
+    return None
+
+
 def analyse(
     agent: Path | None,
     archive: Path,
@@ -226,7 +239,10 @@ def analyse(
     env_kwargs = dict(config.get("env_kwargs") or {})
     result = json.loads((agent / "result.json").read_text())
     # An archive entry is <config>/seed<n>; a run-store folder is named by its identity's hash.
-    name = agent.parent.name if re.fullmatch(r"seed\d+", agent.name) else agent.name
+    if re.fullmatch(r"seed\d+", agent.name):
+        name = agent.parent.name
+    else:
+        name = committed_config(config) or agent.name
     label = agent_label(name, int(config["seed"]), int(result["steps"]))
     policies = {"agent": profile(agent, label, games, seed, env_kwargs)}
     for policy in hand_written:
