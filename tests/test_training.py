@@ -26,16 +26,17 @@ BUILT_IN_GAMES = env_ids()  # at import: the package's own games, none a test re
 def test_every_config_loads_for_its_budgets():
     paths = sorted(CONFIGS.glob("*/*.yaml"))
     # Every game has qlearning.yaml and ppo.yaml; Pig and the Ten Thousand race also their
-    # self-play configs, Simultaneous Hog self-play PPO, Yahtzee its wide PPO; the default
+    # self-play configs, Simultaneous Hog self-play PPO, Yahtzee its wide and fast PPO; the default
     # games (Pig to 100, d20 with 100 rounds) and Simultaneous Hog configs of the full budget
     # only.
     defaults = {"qlearning_goal100", "ppo_goal100", "qlearning_rounds100", "ppo_rounds100"}
     assert {p.stem for p in paths} == {
-        "qlearning", "ppo", "selfplay_qlearning", "selfplay_ppo", "ppo_wide", *defaults
+        "qlearning", "ppo", "selfplay_qlearning", "selfplay_ppo", "ppo_wide", "ppo_fast",
+        *defaults,
     }  # fmt: skip
-    assert [p.relative_to(CONFIGS).as_posix() for p in paths if p.stem == "ppo_wide"] == [
-        "yahtzee/ppo_wide.yaml"
-    ]
+    assert [
+        p.relative_to(CONFIGS).as_posix() for p in paths if p.stem in ("ppo_wide", "ppo_fast")
+    ] == ["yahtzee/ppo_fast.yaml", "yahtzee/ppo_wide.yaml"]
     selfplay = {p.relative_to(CONFIGS).as_posix() for p in paths if p.stem.startswith("selfplay")}
     assert selfplay == {
         "pig/selfplay_qlearning.yaml", "pig/selfplay_ppo.yaml",
