@@ -56,8 +56,7 @@ def test_every_config_loads_for_its_budgets():
     # every game registered here today has them.
     assert set(algos_by_id) <= set(env_ids())
     assert all(algos == {"qlearning", "ppo"} for algos in algos_by_id.values())
-    # Yahtzee's configs come with its training runs (issue 27); until then it has none.
-    assert set(BUILT_IN_GAMES) - {"dice_envs/Yahtzee-v0"} <= set(algos_by_id)
+    assert set(BUILT_IN_GAMES) <= set(algos_by_id)
     # The default games and Simultaneous Hog plan no quick run: `make demo` stays short.
     quick = {path for path, _, _ in planned_runs(CONFIGS, "quick")}
     assert quick == set(paths) - full_only
